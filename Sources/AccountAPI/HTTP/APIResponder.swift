@@ -1,0 +1,196 @@
+import AccountCore
+import Foundation
+public import Hummingbird
+public import Logging
+import NIOCore
+
+/// The server's one responder: resolves the path (reference §1.1), applies the caller checks
+/// (§1.3), runs the handler, and turns every failure into Firebase's error shape. Nothing thrown
+/// below reaches the client unmapped: unexpected errors become a 500 that names only the request id.
+package struct APIResponder: HTTPResponder {
+    package typealias Context = AccountRequestContext
+
+    private let routes: APIRoutes
+    private let access: AccessPolicy
+
+    /// Creates the responder.
+    package init(routes: APIRoutes, access: AccessPolicy) {
+        self.routes = routes
+        self.access = access
+    }
+
+    package func respond(to request: Request, context: AccountRequestContext) async throws -> Response {
+        let started = ContinuousClock.now
+        let requestID = Self.requestID(from: request)
+        var logger = context.logger
+        logger[metadataKey: "request_id"] = .string(requestID)
+
+        var response: Response
+        do {
+            response = try await dispatch(request, context: context, logger: logger)
+        } catch let error as APIError {
+            response = WireEncoding.response(for: error)
+        } catch let error as AccountError {
+            response = WireEncoding.response(for: APIError(error))
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            response = WireEncoding.response(for: .payloadTooLarge(limit: 1 << 20))
+        } catch {
+            logger.error("unhandled error", metadata: ["error": "\(String(reflecting: error))"])
+            response = WireEncoding.response(for: .internalError(requestID: requestID))
+        }
+        response.headers[.init("X-Request-Id")!] = requestID
+        if let origin = request.headers[.origin] {
+            response.headers[.accessControlAllowOrigin] = origin
+            response.headers[.vary] = "Origin"
+        }
+        let elapsed = ContinuousClock.now - started
+        logger.info(
+            "request",
+            metadata: [
+                "method": "\(request.method)",
+                "path": "\(request.uri.path)",
+                "status": "\(response.status.code)",
+                "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)",
+            ]
+        )
+        return response
+    }
+
+    private func dispatch(_ request: Request, context: AccountRequestContext, logger: Logger) async throws -> Response {
+        if request.method == .options {
+            return Self.preflight(request)
+        }
+        switch APIPath(request.uri.path) {
+        case .fixed(let path):
+            guard let route = routes.fixed[path], route.method == request.method || (route.method == .get && request.method == .head)
+            else { throw APIError.notFound }
+            return try await route.handler(request, context)
+        case .rpc(let name, let project):
+            guard let endpoint = routes.rpcs[name], endpoint.method == request.method else { throw APIError.notFound }
+            return try await runRPC(endpoint, request: request, context: context, project: project, logger: logger)
+        case .token:
+            guard let endpoint = routes.token, endpoint.method == request.method else { throw APIError.notFound }
+            return try await runToken(endpoint, request: request, context: context, logger: logger)
+        case .tenant:
+            throw AccountError(.unsupportedTenantOperation)
+        case .unknown:
+            throw APIError.notFound
+        }
+    }
+
+    private func runRPC(
+        _ endpoint: RPCEndpoint,
+        request: Request,
+        context: AccountRequestContext,
+        project: String?,
+        logger: Logger
+    ) async throws -> Response {
+        let caller = try resolveCaller(request, projectScoped: project != nil, pathProject: project)
+        let body = try await Self.readBody(request, limit: endpoint.maxBodyBytes)
+        if let tenant = try body.nonEmptyString("tenantId") {
+            _ = tenant
+            throw AccountError(.unsupportedTenantOperation)
+        }
+        if case .client = caller {
+            if endpoint.access == .adminOnly { throw AccountError(.insufficientPermission) }
+            if let target = try body.nonEmptyString("targetProjectId"), target != access.projectID {
+                throw AccountError(.insufficientPermission, "Only authenticated requests can specify target_project_id.")
+            }
+        }
+        let call = RPCCall(
+            caller: caller,
+            projectID: project ?? access.projectID,
+            projectScoped: project != nil,
+            body: body,
+            userAgent: request.headers[.userAgent],
+            ipAddress: context.remoteAddress,
+            locale: request.headers[.init("X-Firebase-Locale")!],
+            logger: logger
+        )
+        return try await endpoint.handler(call)
+    }
+
+    private func runToken(
+        _ endpoint: RPCEndpoint,
+        request: Request,
+        context: AccountRequestContext,
+        logger: Logger
+    ) async throws -> Response {
+        guard let key = Self.apiKey(request) else { throw APIError.missingAPIKey }
+        guard access.accepts(apiKey: key) else { throw APIError.invalidAPIKey }
+        let body = try await Self.readBody(request, limit: endpoint.maxBodyBytes)
+        let call = RPCCall(
+            caller: .client(apiKey: key),
+            projectID: access.projectID,
+            projectScoped: false,
+            body: body,
+            userAgent: request.headers[.userAgent],
+            ipAddress: context.remoteAddress,
+            locale: nil,
+            logger: logger
+        )
+        return try await endpoint.handler(call)
+    }
+
+    /// Reference §1.3, checks 1–4, in order.
+    private func resolveCaller(_ request: Request, projectScoped: Bool, pathProject: String?) throws -> Caller {
+        if let authorization = request.headers[.authorization], authorization.lowercased().hasPrefix("bearer ") {
+            let token = String(authorization.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
+            guard let name = access.adminName(forBearer: token) else { throw APIError.unauthenticated }
+            if let pathProject, pathProject != access.projectID { throw APIError.permissionDenied }
+            return .admin(name: name)
+        }
+        if projectScoped { throw APIError.permissionDenied }
+        guard let key = Self.apiKey(request) else { throw APIError.missingAPIKey }
+        guard access.accepts(apiKey: key) else { throw APIError.invalidAPIKey }
+        return .client(apiKey: key)
+    }
+
+    private static func apiKey(_ request: Request) -> String? {
+        if let key = request.uri.queryParameters.get("key"), !key.isEmpty { return key }
+        if let key = request.headers[.init("x-goog-api-key")!], !key.isEmpty { return key }
+        return nil
+    }
+
+    /// Reads the body up to `limit` bytes: JSON, or a form for `application/x-www-form-urlencoded`.
+    private static func readBody(_ request: Request, limit: Int) async throws -> RPCBody {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: limit)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw APIError.payloadTooLarge(limit: limit)
+        }
+        let data = Data(buffer.readableBytesView)
+        let contentType = request.headers[.contentType]?.lowercased() ?? ""
+        if contentType.hasPrefix("application/x-www-form-urlencoded") {
+            return RPCBody(form: data)
+        }
+        if !contentType.isEmpty, !contentType.hasPrefix("application/json"), !contentType.hasPrefix("text/plain") {
+            throw APIError.invalidJSON("Content-Type \(contentType.prefix(60)) is not supported; send application/json.")
+        }
+        return try RPCBody(json: data)
+    }
+
+    private static func preflight(_ request: Request) -> Response {
+        var headers = HTTPFields()
+        if let origin = request.headers[.origin] {
+            headers[.accessControlAllowOrigin] = origin
+            headers[.vary] = "Origin"
+        }
+        headers[.accessControlAllowMethods] = "GET, POST, OPTIONS"
+        headers[.accessControlAllowHeaders] =
+            request.headers[.accessControlRequestHeaders]
+            ?? "Content-Type, Authorization, X-Client-Version, X-Firebase-Locale, X-Goog-Api-Key"
+        headers[.accessControlMaxAge] = "3600"
+        return Response(status: .noContent, headers: headers)
+    }
+
+    private static func requestID(from request: Request) -> String {
+        if let given = request.headers[.init("X-Request-Id")!], given.count <= 64, !given.isEmpty,
+            given.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+        {
+            return given
+        }
+        return SystemRandom().bytes(8).map { String(format: "%02x", $0) }.joined()
+    }
+}

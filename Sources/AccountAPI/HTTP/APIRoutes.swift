@@ -1,0 +1,93 @@
+public import HTTPTypes
+public import Hummingbird
+public import Logging
+
+/// One call of an Identity Toolkit RPC, after transport checks: who calls, for which project,
+/// with which body.
+package struct RPCCall: Sendable {
+    /// The caller per reference §1.3.
+    package var caller: Caller
+    /// The project the request acts on.
+    package var projectID: String
+    /// Whether the path was project-scoped (`/v1/projects/{p}/…`).
+    package var projectScoped: Bool
+    /// The parsed body.
+    package var body: RPCBody
+    /// `User-Agent`, recorded on sessions.
+    package var userAgent: String?
+    /// The peer's address, recorded on sessions.
+    package var ipAddress: String?
+    /// `X-Firebase-Locale`, the `lang` of email actions.
+    package var locale: String?
+    /// The request's logger (carries the request id).
+    package var logger: Logger
+
+    /// The admin's name, when the caller is one.
+    package var adminName: String? {
+        if case .admin(let name) = caller { return name }
+        return nil
+    }
+}
+
+/// A registered RPC: its method, who may call it, its body limit and its handler.
+package struct RPCEndpoint: Sendable {
+    /// Who may call.
+    package enum Access: Sendable {
+        /// Clients (with an API key) and admins.
+        case clientOrAdmin
+        /// Admins only; a client gets `INSUFFICIENT_PERMISSION`.
+        case adminOnly
+    }
+
+    /// The one HTTP method the RPC answers.
+    package var method: HTTPRequest.Method
+    /// Who may call.
+    package var access: Access
+    /// The largest body accepted (reference §1.2: 1 MiB, 16 MiB for `batchCreate`).
+    package var maxBodyBytes: Int
+    /// Produces the response.
+    package var handler: @Sendable (RPCCall) async throws -> Response
+
+    /// Creates an endpoint.
+    package init(
+        method: HTTPRequest.Method = .post,
+        access: Access = .clientOrAdmin,
+        maxBodyBytes: Int = 1 << 20,
+        handler: @escaping @Sendable (RPCCall) async throws -> Response
+    ) {
+        self.method = method
+        self.access = access
+        self.maxBodyBytes = maxBodyBytes
+        self.handler = handler
+    }
+}
+
+/// A fixed route outside the RPC scheme (`/healthz`, key routes).
+package struct FixedRoute: Sendable {
+    /// The HTTP method.
+    package var method: HTTPRequest.Method
+    /// Produces the response.
+    package var handler: @Sendable (Request, AccountRequestContext) async throws -> Response
+
+    /// Creates a route.
+    package init(
+        method: HTTPRequest.Method = .get,
+        handler: @escaping @Sendable (Request, AccountRequestContext) async throws -> Response
+    ) {
+        self.method = method
+        self.handler = handler
+    }
+}
+
+/// Everything the server answers; features add themselves to it at composition.
+package struct APIRoutes: Sendable {
+    /// Fixed routes by path (host prefix removed).
+    package var fixed: [String: FixedRoute] = [:]
+    /// RPCs by name (`signUp`, `lookup`, …).
+    package var rpcs: [String: RPCEndpoint] = [:]
+    /// The Secure Token route.
+    package var token: RPCEndpoint?
+
+    /// No routes.
+    package init() {}
+}

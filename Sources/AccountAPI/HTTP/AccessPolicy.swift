@@ -1,0 +1,65 @@
+/// Who may call, per reference §1.3: the API keys that make a client caller and the admin bearer
+/// tokens (with the names the audit trail records) that make an admin caller.
+package struct AccessPolicy: Sendable {
+    /// The one project this server serves.
+    package var projectID: String
+    /// Accepted API keys; `nil` accepts any key (only `demo-` projects run that way).
+    package var apiKeys: Set<String>?
+    /// Admin bearer tokens: token → name.
+    package var adminTokens: [String: String]
+
+    /// Creates a policy.
+    package init(projectID: String, apiKeys: Set<String>?, adminTokens: [String: String]) {
+        self.projectID = projectID
+        self.apiKeys = apiKeys
+        self.adminTokens = adminTokens
+    }
+
+    /// The admin name for a bearer token, compared in constant time against every configured one.
+    package func adminName(forBearer token: String) -> String? {
+        var match: String?
+        for (candidate, name) in adminTokens where Self.constantTimeEquals(candidate, token) {
+            match = name
+        }
+        return match
+    }
+
+    /// Whether the key is accepted for this project.
+    package func accepts(apiKey: String) -> Bool {
+        guard let apiKeys else { return !apiKey.isEmpty }
+        var found = false
+        for candidate in apiKeys where Self.constantTimeEquals(candidate, apiKey) { found = true }
+        return found
+    }
+
+    /// The key put into links made for admin callers (reference §4.3: the project's first key).
+    package var linkAPIKey: String {
+        apiKeys?.sorted().first ?? "demo-api-key"
+    }
+
+    static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
+        var difference = UInt8(x.count == y.count ? 0 : 1)
+        for index in 0..<max(x.count, y.count) {
+            let left = index < x.count ? x[index] : 0
+            let right = index < y.count ? y[index] : 0
+            difference |= left ^ right
+        }
+        return difference == 0
+    }
+}
+
+/// Who is calling, after §1.3's checks.
+package enum Caller: Sendable, Equatable {
+    /// An app with an API key.
+    case client(apiKey: String)
+    /// An operator or backend with an admin bearer token; the token's configured name.
+    case admin(name: String)
+
+    /// Whether the caller is an admin.
+    package var isAdmin: Bool {
+        if case .admin = self { return true }
+        return false
+    }
+}

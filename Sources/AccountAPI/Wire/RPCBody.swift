@@ -1,0 +1,148 @@
+public import Foundation
+
+/// A request body with the leniency of Google's JSON parser (reference §1.2): camelCase or
+/// snake_case names, int64 as number or decimal string, booleans also as `"true"`/`"false"`,
+/// unknown fields ignored. A wrong type is an `INVALID_ARGUMENT` error naming the field.
+package struct RPCBody: Sendable {
+    /// The top-level object's fields.
+    package let fields: [String: JSONValue]
+
+    /// An empty body.
+    package init(fields: [String: JSONValue] = [:]) {
+        self.fields = fields
+    }
+
+    /// Parses a JSON object; an empty body is an empty object.
+    package init(json data: Data) throws(APIError) {
+        if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            self.init()
+            return
+        }
+        let value: JSONValue
+        do {
+            value = try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch {
+            throw .invalidJSON("Syntax error: the body is not valid JSON.")
+        }
+        guard case .object(let fields) = value else {
+            throw .invalidJSON("Root element must be a message.")
+        }
+        self.init(fields: fields)
+    }
+
+    /// Parses `application/x-www-form-urlencoded` (the JS SDK's token form); every value a string.
+    package init(form data: Data) {
+        var fields: [String: JSONValue] = [:]
+        let text = String(decoding: data, as: UTF8.self)
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let decode = { (s: Substring) in
+                String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s)
+            }
+            guard let name = parts.first.map(decode), !name.isEmpty else { continue }
+            fields[name] = .string(parts.count > 1 ? decode(parts[1]) : "")
+        }
+        self.init(fields: fields)
+    }
+
+    /// The value under `name` or its snake_case spelling; JSON `null` counts as absent.
+    package func value(_ name: String) -> JSONValue? {
+        let found = fields[name] ?? fields[Self.snakeCase(name)]
+        if case .null = found { return nil }
+        return found
+    }
+
+    /// Whether the field is present at all (even as `""`).
+    package func has(_ name: String) -> Bool { value(name) != nil }
+
+    /// A string field; numbers and booleans are refused as Google does for string fields.
+    package func string(_ name: String) throws(APIError) -> String? {
+        switch value(name) {
+        case nil: return nil
+        case .string(let text): return text
+        case .int(let number): return String(number)
+        case let other?: throw .invalidJSON("Invalid value at '\(name)' (TYPE_STRING), \(other.typeName)")
+        }
+    }
+
+    /// A string field where `""` counts as absent (ActionCodeSettings, reference §4.3).
+    package func nonEmptyString(_ name: String) throws(APIError) -> String? {
+        guard let text = try string(name), !text.isEmpty else { return nil }
+        return text
+    }
+
+    /// A boolean field: JSON bool or `"true"`/`"false"`.
+    package func bool(_ name: String) throws(APIError) -> Bool? {
+        switch value(name) {
+        case nil: return nil
+        case .bool(let flag): return flag
+        case .string("true"): return true
+        case .string("false"): return false
+        case let other?: throw .invalidJSON("Invalid value at '\(name)' (TYPE_BOOL), \(other.typeName)")
+        }
+    }
+
+    /// An int64 field: JSON integer or decimal string.
+    package func int64(_ name: String) throws(APIError) -> Int64? {
+        switch value(name) {
+        case nil: return nil
+        case .int(let number): return number
+        case .double(let number) where number.rounded() == number && abs(number) < 9.2e18: return Int64(number)
+        case .string(let text):
+            guard let number = Int64(text) else {
+                throw .invalidJSON("Invalid value at '\(name)' (TYPE_INT64), \"\(text.prefix(40))\"")
+            }
+            return number
+        case let other?: throw .invalidJSON("Invalid value at '\(name)' (TYPE_INT64), \(other.typeName)")
+        }
+    }
+
+    /// A repeated string field; a lone string is accepted as a one-element list.
+    package func strings(_ name: String) throws(APIError) -> [String]? {
+        switch value(name) {
+        case nil: return nil
+        case .string(let text): return [text]
+        case .array(let items):
+            var result: [String] = []
+            for item in items {
+                guard case .string(let text) = item else {
+                    throw .invalidJSON("Invalid value at '\(name)' (TYPE_STRING), \(item.typeName)")
+                }
+                result.append(text)
+            }
+            return result
+        case let other?: throw .invalidJSON("Invalid value at '\(name)' (TYPE_STRING), \(other.typeName)")
+        }
+    }
+
+    /// A repeated message field.
+    package func objects(_ name: String) throws(APIError) -> [RPCBody]? {
+        switch value(name) {
+        case nil: return nil
+        case .array(let items):
+            var result: [RPCBody] = []
+            for item in items {
+                guard case .object(let fields) = item else {
+                    throw .invalidJSON("Invalid value at '\(name)' (message), \(item.typeName)")
+                }
+                result.append(RPCBody(fields: fields))
+            }
+            return result
+        case let other?: throw .invalidJSON("Invalid value at '\(name)' (message), \(other.typeName)")
+        }
+    }
+
+    /// `camelCase` → `camel_case`.
+    static func snakeCase(_ name: String) -> String {
+        var result = ""
+        for character in name {
+            if character.isUppercase {
+                result.append("_")
+                result.append(contentsOf: character.lowercased())
+            } else {
+                result.append(character)
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,46 @@
+/// The domain's one error vocabulary. Core and the adapters throw it; `AccountAPI` maps each
+/// ``AccountError/Code`` to Firebase's wire message in one place.
+package struct AccountError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong, in Swift names. The API layer owns the wire spelling.
+    package enum Code: String, Sendable, CaseIterable {
+        // Input
+        case missingEmail, invalidEmail, missingPassword, weakPassword, passwordTooLong
+        case missingNewEmail, invalidNewEmail
+        case missingIdentifier, invalidIdentifier, missingContinueURI, invalidContinueURI
+        case unauthorizedDomain, missingAndroidPackageName, missingIOSBundleID
+        case invalidDynamicLinkDomain, invalidHostingLinkDomain
+        case missingRequestType, invalidRequestType
+        case missingLocalID, invalidLocalID, duplicateLocalID, unexpectedParameter
+        case invalidPhoneNumber, phoneNumberExists
+        case missingIDToken, invalidIDToken, missingOOBCode, invalidOOBCode, expiredOOBCode
+        case missingRefreshToken, invalidRefreshToken, missingGrantType, invalidGrantType
+        case invalidClaims, claimsTooLarge, forbiddenClaim
+        case invalidPageSelection, sessionNotFound, invalidDuration
+        // Accounts and credentials
+        case emailExists, emailNotFound, userNotFound, userDisabled
+        case invalidPassword, invalidLoginCredentials
+        case credentialTooOldLoginAgain
+        // Tokens and sessions
+        case tokenExpired, idTokenRevoked, userTokenExpired
+        // Policy
+        case operationNotAllowed, passwordLoginDisabled, adminOnlyOperation
+        case insufficientPermission, unsupportedTenantOperation
+        // Infrastructure the client may retry
+        case unavailable
+    }
+
+    /// The failure.
+    package var code: Code
+    /// Free text after `CODE : ` on the wire; never holds secrets.
+    package var detail: String?
+
+    /// Creates an error with an optional human detail.
+    package init(_ code: Code, _ detail: String? = nil) {
+        self.code = code
+        self.detail = detail
+    }
+
+    package var description: String {
+        detail.map { "\(code.rawValue): \($0)" } ?? code.rawValue
+    }
+}

@@ -1,0 +1,38 @@
+/// A stored password credential: the algorithm's name, its output, salt and parameters. Native
+/// credentials are `ARGON2ID` with the PHC string as `hash`; imported ones keep their algorithm
+/// until the next successful sign-in upgrades them.
+package struct StoredPassword: Sendable, Equatable {
+    /// `ARGON2ID`, or an imported algorithm (`SCRYPT`, `BCRYPT`, …).
+    package var algorithm: String
+    /// The hash bytes (for `ARGON2ID`, the PHC string's UTF-8 bytes).
+    package var hash: [UInt8]
+    /// The salt, for algorithms that keep it apart.
+    package var salt: [UInt8]?
+    /// Imported algorithms' parameters (rounds, memory cost, signer key …) as strings.
+    package var parameters: [String: String]
+
+    /// The native algorithm's name.
+    package static let argon2id = "ARGON2ID"
+
+    /// Creates a credential.
+    package init(algorithm: String, hash: [UInt8], salt: [UInt8]? = nil, parameters: [String: String] = [:]) {
+        self.algorithm = algorithm
+        self.hash = hash
+        self.salt = salt
+        self.parameters = parameters
+    }
+
+    /// Whether this is the native algorithm (nothing to upgrade).
+    package var isNative: Bool { algorithm == Self.argon2id }
+}
+
+/// Hashes and verifies passwords off the event loops, with a bounded number in flight.
+package protocol PasswordHasher: Sendable {
+    /// A new native credential for `password`.
+    func hash(_ password: String) async throws -> StoredPassword
+    /// Whether `password` matches `stored`, whatever its algorithm.
+    func verify(_ password: String, against stored: StoredPassword) async throws -> Bool
+    /// Spends the time of one native verification and returns `false`, so an unknown account
+    /// costs what a known one does.
+    func dummyVerify(_ password: String) async throws -> Bool
+}

@@ -1,0 +1,214 @@
+import AccountAPI
+import AccountPostgres
+import Crypto
+import Foundation
+import Logging
+
+/// Everything the server is told at start-up, read once here at the edge and passed down as
+/// values. Built from command-line options over environment variables.
+struct Configuration: Sendable {
+    /// The database; `nil` runs a private local cluster under ``dataDirectory``.
+    var databaseURL: DatabaseURL?
+    /// Listen address.
+    var host: String
+    /// Listen port (0 picks a free one; tests use that).
+    var port: Int
+    /// The Firebase project id served.
+    var projectID: String
+    /// API keys accepted; `nil` accepts any (demo projects only).
+    var apiKeys: Set<String>?
+    /// Admin bearer tokens, token → name.
+    var adminTokens: [String: String]
+    /// Domains a continue URL may point at.
+    var authorizedDomains: [String]
+    /// The 32-byte key-encryption key that seals signing keys and derives refresh-token keys.
+    var keyEncryptionKey: [UInt8]
+    /// Log level.
+    var logLevel: Logger.Level
+    /// Where the numbered SQL files are.
+    var migrationsDirectory: String
+    /// Where the local cluster lives when there is no database URL.
+    var dataDirectory: String
+    /// Apply pending migrations at start instead of refusing to start.
+    var migrateOnStart: Bool
+    /// Development defaults in force, each a warning the server prints loudly at start.
+    var developmentDefaults: [String]
+
+    /// Who may call, derived from the keys and tokens.
+    var accessPolicy: AccessPolicy {
+        AccessPolicy(projectID: projectID, apiKeys: apiKeys, adminTokens: adminTokens)
+    }
+
+    /// Whether the project id is one of Firebase's local-only `demo-` projects.
+    var isDemoProject: Bool { projectID.hasPrefix("demo-") }
+}
+
+/// A configuration the server refuses to start with; the message lists every problem and the
+/// variable that fixes it.
+struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+    var problems: [String]
+    var description: String {
+        "accountd cannot start:\n" + problems.map { "  - \($0)" }.joined(separator: "\n")
+    }
+}
+
+/// Raw settings as strings, from options or the environment (options win).
+struct ConfigurationInput: Sendable {
+    var databaseURL: String?
+    var host: String?
+    var port: String?
+    var projectID: String?
+    var apiKeys: String?
+    var adminTokens: String?
+    var authorizedDomains: String?
+    var keyEncryptionKey: String?
+    var logLevel: String?
+    var migrationsDirectory: String?
+    var dataDirectory: String?
+    var migrate: Bool = false
+
+    /// Fills every setting not given on the command line from the environment.
+    func merged(withEnvironment environment: [String: String]) -> ConfigurationInput {
+        func pick(_ option: String?, _ name: String) -> String? {
+            if let option, !option.isEmpty { return option }
+            if let value = environment[name], !value.isEmpty { return value }
+            return nil
+        }
+        var merged = self
+        merged.databaseURL = pick(databaseURL, "DATABASE_URL")
+        merged.host = pick(host, "ACCOUNTD_HOST")
+        merged.port = pick(port, "ACCOUNTD_PORT")
+        merged.projectID = pick(projectID, "ACCOUNTD_PROJECT_ID")
+        merged.apiKeys = pick(apiKeys, "ACCOUNTD_API_KEYS")
+        merged.adminTokens = pick(adminTokens, "ACCOUNTD_ADMIN_TOKENS")
+        merged.authorizedDomains = pick(authorizedDomains, "ACCOUNTD_AUTHORIZED_DOMAINS")
+        merged.keyEncryptionKey = pick(keyEncryptionKey, "ACCOUNTD_KEY_ENCRYPTION_KEY")
+        merged.logLevel = pick(logLevel, "LOG_LEVEL")
+        merged.migrationsDirectory = pick(migrationsDirectory, "ACCOUNTD_MIGRATIONS_DIR")
+        merged.dataDirectory = pick(dataDirectory, "ACCOUNTD_DATA_DIR")
+        merged.migrate = migrate || ["1", "true", "yes"].contains(environment["ACCOUNTD_MIGRATE"]?.lowercased() ?? "")
+        return merged
+    }
+}
+
+extension Configuration {
+    /// Validates the input. A `demo-` project may run on development defaults (any API key, admin
+    /// token `owner`, a key-encryption key derived from the project id), each recorded in
+    /// ``developmentDefaults``; any other project must configure them or is refused.
+    init(_ input: ConfigurationInput) throws {
+        var problems: [String] = []
+        var defaults: [String] = []
+        let projectID = input.projectID ?? "demo-project"
+        let isDemo = projectID.hasPrefix("demo-")
+        if !projectID.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) || projectID.isEmpty
+            || projectID.count > 63
+        {
+            problems.append("ACCOUNTD_PROJECT_ID \"\(projectID)\" is not a project id (letters, digits and '-', at most 63)")
+        }
+
+        var databaseURL: DatabaseURL?
+        if let raw = input.databaseURL {
+            do { databaseURL = try DatabaseURL(raw) } catch { problems.append("\(error)") }
+        }
+
+        let port = input.port.map { Int($0) } ?? 9099
+        if port == nil || !(0...65535).contains(port!) {
+            problems.append("ACCOUNTD_PORT must be a port number from 0 to 65535")
+        }
+
+        var apiKeys: Set<String>?
+        if let raw = input.apiKeys {
+            apiKeys = Set(Self.list(raw))
+            if apiKeys!.isEmpty { problems.append("ACCOUNTD_API_KEYS is empty") }
+        } else if isDemo {
+            defaults.append("any API key is accepted (set ACCOUNTD_API_KEYS)")
+        } else {
+            problems.append("ACCOUNTD_API_KEYS is not set: list the API keys apps send, comma-separated")
+        }
+
+        var adminTokens: [String: String] = [:]
+        if let raw = input.adminTokens {
+            for (index, entry) in Self.list(raw).enumerated() {
+                if let colon = entry.firstIndex(of: ":") {
+                    let name = String(entry[..<colon])
+                    let token = String(entry[entry.index(after: colon)...])
+                    if name.isEmpty || token.isEmpty {
+                        problems.append("ACCOUNTD_ADMIN_TOKENS entry \(index + 1) must be NAME:TOKEN or TOKEN")
+                    }
+                    adminTokens[token] = name
+                } else {
+                    adminTokens[entry] = entry == "owner" ? "owner" : "admin-\(index + 1)"
+                }
+            }
+            if adminTokens.isEmpty { problems.append("ACCOUNTD_ADMIN_TOKENS is empty") }
+        } else if isDemo {
+            adminTokens = ["owner": "owner"]
+            defaults.append("admin token is \"owner\" (set ACCOUNTD_ADMIN_TOKENS)")
+        } else {
+            problems.append("ACCOUNTD_ADMIN_TOKENS is not set: give NAME:TOKEN pairs, comma-separated")
+        }
+
+        var keyEncryptionKey: [UInt8] = []
+        if let raw = input.keyEncryptionKey {
+            if let key = Self.decodeKey(raw) {
+                keyEncryptionKey = key
+            } else {
+                problems.append("ACCOUNTD_KEY_ENCRYPTION_KEY must be 32 bytes, base64 or 64 hex digits (openssl rand -base64 32)")
+            }
+        } else if isDemo {
+            keyEncryptionKey = Array(SHA256.hash(data: Data("accountd development key-encryption key \(projectID)".utf8)))
+            defaults.append("the key-encryption key is derived from the project id and is NOT secret (set ACCOUNTD_KEY_ENCRYPTION_KEY)")
+        } else {
+            problems.append("ACCOUNTD_KEY_ENCRYPTION_KEY is not set: give 32 random bytes in base64 (openssl rand -base64 32)")
+        }
+
+        let logLevel = input.logLevel.map { Logger.Level(rawValue: $0.lowercased()) } ?? .info
+        if logLevel == nil {
+            problems.append("LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
+        }
+
+        if !problems.isEmpty {
+            if !isDemo {
+                problems.append("only projects whose id starts with demo- run on development defaults")
+            }
+            throw ConfigurationError(problems: problems)
+        }
+        self.init(
+            databaseURL: databaseURL,
+            host: input.host ?? "127.0.0.1",
+            port: port!,
+            projectID: projectID,
+            apiKeys: apiKeys,
+            adminTokens: adminTokens,
+            authorizedDomains: input.authorizedDomains.map { Self.list($0).map { $0.lowercased() } } ?? ["localhost"],
+            keyEncryptionKey: keyEncryptionKey,
+            logLevel: logLevel!,
+            migrationsDirectory: input.migrationsDirectory ?? "migrations",
+            dataDirectory: input.dataDirectory ?? ".accountd",
+            migrateOnStart: input.migrate,
+            developmentDefaults: defaults
+        )
+    }
+
+    private static func list(_ raw: String) -> [String] {
+        raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    private static func decodeKey(_ raw: String) -> [UInt8]? {
+        let text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.count == 64, text.allSatisfy(\.isHexDigit) {
+            var bytes: [UInt8] = []
+            var index = text.startIndex
+            while index < text.endIndex {
+                let next = text.index(index, offsetBy: 2)
+                bytes.append(UInt8(text[index..<next], radix: 16)!)
+                index = next
+            }
+            return bytes
+        }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64.append("=") }
+        guard let data = Data(base64Encoded: base64), data.count == 32 else { return nil }
+        return Array(data)
+    }
+}

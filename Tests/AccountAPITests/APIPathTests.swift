@@ -1,0 +1,75 @@
+import AccountAPI
+import Foundation
+import Testing
+
+@Suite("URL forms of reference §1.1")
+struct APIPathTests {
+    @Test("bare, host-prefixed and project-scoped spellings resolve to one RPC")
+    func spellings() {
+        #expect(APIPath("/v1/accounts:signUp") == .rpc(name: "signUp", project: nil))
+        #expect(APIPath("/identitytoolkit.googleapis.com/v1/accounts:signUp") == .rpc(name: "signUp", project: nil))
+        #expect(APIPath("/v1/projects/p1/accounts:lookup") == .rpc(name: "lookup", project: "p1"))
+        #expect(APIPath("/identitytoolkit.googleapis.com/v1/projects/p1/accounts:batchGet") == .rpc(name: "batchGet", project: "p1"))
+        #expect(APIPath("/v1/projects/p1/accounts") == .rpc(name: "signUp", project: "p1"))
+        #expect(APIPath("/v1/projects/p1:createSessionCookie") == .rpc(name: "createSessionCookie", project: "p1"))
+        #expect(APIPath("/v1/token") == .token)
+        #expect(APIPath("/securetoken.googleapis.com/v1/token") == .token)
+        #expect(APIPath("/v1/projects/p1/tenants/t/accounts:lookup") == .tenant)
+        #expect(APIPath("/healthz") == .fixed("/healthz"))
+        #expect(
+            APIPath("/www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com")
+                == .fixed("/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com"))
+    }
+
+    @Test("malformed RPC paths are unknown")
+    func unknown() {
+        #expect(APIPath("/v1/accounts:") == .unknown)
+        #expect(APIPath("/v1/accounts:sign/Up") == .unknown)
+        #expect(APIPath("/v1/projects//accounts:lookup") == .unknown)
+        #expect(APIPath("/v1/projects/p1/accounts:lookup/extra") == .unknown)
+        #expect(APIPath("/v1/projects/p1:somethingElse") == .unknown)
+    }
+}
+
+@Suite("Lenient request bodies of reference §1.2")
+struct RPCBodyTests {
+    @Test("camelCase or snake_case, numbers as strings, booleans as strings")
+    func leniency() throws {
+        let body = try RPCBody(
+            json: Data(
+                #"{"refresh_token":"r","validSince":"1700000000","createdAt":1700000000000,"returnSecureToken":"true","x":null}"#.utf8))
+        #expect(try body.string("refreshToken") == "r")
+        #expect(try body.int64("validSince") == 1_700_000_000)
+        #expect(try body.int64("createdAt") == 1_700_000_000_000)
+        #expect(try body.bool("returnSecureToken") == true)
+        #expect(body.has("x") == false)
+    }
+
+    @Test("type violations are INVALID_ARGUMENT naming the field")
+    func typeViolations() throws {
+        let body = try RPCBody(json: Data(#"{"email":true,"validSince":"soon","localId":[1]}"#.utf8))
+        #expect(throws: APIError.self) { try body.string("email") }
+        #expect(throws: APIError.self) { try body.int64("validSince") }
+        #expect(throws: APIError.self) { try body.strings("localId") }
+        do {
+            _ = try body.int64("validSince")
+        } catch {
+            #expect(error.status == "INVALID_ARGUMENT")
+            #expect(error.message.contains("validSince"))
+        }
+    }
+
+    @Test("bad JSON and non-object roots are refused; an empty body is an empty object")
+    func badJSON() throws {
+        #expect(throws: APIError.self) { try RPCBody(json: Data("{".utf8)) }
+        #expect(throws: APIError.self) { try RPCBody(json: Data("[1]".utf8)) }
+        #expect(try RPCBody(json: Data()).fields.isEmpty)
+    }
+
+    @Test("form bodies decode percent escapes and plus signs")
+    func form() throws {
+        let body = RPCBody(form: Data("grant_type=refresh_token&refresh_token=a%2Bb+c".utf8))
+        #expect(try body.string("grantType") == "refresh_token")
+        #expect(try body.string("refresh_token") == "a+b c")
+    }
+}

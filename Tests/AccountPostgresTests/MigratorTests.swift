@@ -1,0 +1,162 @@
+import AccountCore
+import AccountPostgres
+import AccountTesting
+import Foundation
+import PostgresNIO
+import Testing
+
+@Suite("Migrator against real PostgreSQL")
+struct MigratorTests {
+    let migrations = try! Migration.load(from: TestDatabase.migrationsDirectory)
+
+    @Test("the migrations apply to an empty database and a second run is a no-op")
+    func appliesThenNoOp() async throws {
+        let url = try await TestDatabase.createEmpty()
+        try await TestDatabase.withClient(url) { client in
+            let migrator = Migrator(migrations: migrations, client: client, logger: TestDatabase.logger)
+            let before = try await migrator.status()
+            #expect(before.applied.isEmpty)
+            #expect(before.pending == migrations.map(\.name))
+
+            let first = try await migrator.migrate()
+            #expect(first == migrations.map(\.name))
+            let second = try await migrator.migrate()
+            #expect(second.isEmpty)
+            try await migrator.requireCurrent()
+
+            // The schema is real: the case-insensitive email index refuses a second spelling.
+            try await client.query(
+                """
+                INSERT INTO users (local_id, email, created_at, tokens_valid_after, valid_since)
+                VALUES ('u1', 'alice@example.com', now(), now(), 0)
+                """
+            )
+            await #expect(throws: PSQLError.self) {
+                try await client.query(
+                    """
+                    INSERT INTO users (local_id, email, created_at, tokens_valid_after, valid_since)
+                    VALUES ('u2', lower('ALICE@example.COM'), now(), now(), 0)
+                    """
+                )
+            }
+        }
+    }
+
+    @Test("an applied migration that was edited is refused, naming the file")
+    func editedMigrationDetected() async throws {
+        let url = try await TestDatabase.createEmpty()
+        let folder = try copyOfMigrations()
+        try await TestDatabase.withClient(url) { client in
+            try await Migrator(migrations: try Migration.load(from: folder), client: client, logger: TestDatabase.logger).migrate()
+            let first = try #require(migrations.first)
+            let edited = folder.appendingPathComponent(first.name)
+            try (first.sql + "\n-- edited\n").write(to: edited, atomically: true, encoding: .utf8)
+            let migrator = Migrator(migrations: try Migration.load(from: folder), client: client, logger: TestDatabase.logger)
+            #expect(try await migrator.status().problem == .edited(first.name))
+            await #expect(throws: MigrationError.edited(first.name)) { try await migrator.requireCurrent() }
+            await #expect(throws: MigrationError.edited(first.name)) { try await migrator.migrate() }
+        }
+    }
+
+    @Test("a new file is pending until migrated; a failing file rolls back whole")
+    func pendingAndFailingMigrations() async throws {
+        let url = try await TestDatabase.createEmpty()
+        let folder = try copyOfMigrations()
+        try await TestDatabase.withClient(url) { client in
+            try await Migrator(migrations: try Migration.load(from: folder), client: client, logger: TestDatabase.logger).migrate()
+
+            try "CREATE TABLE extra (id int);\nSELECT no_such_function();\n"
+                .write(to: folder.appendingPathComponent("9001_add_broken.sql"), atomically: true, encoding: .utf8)
+            let migrator = Migrator(migrations: try Migration.load(from: folder), client: client, logger: TestDatabase.logger)
+            await #expect(throws: MigrationError.pending(["9001_add_broken.sql"])) { try await migrator.requireCurrent() }
+            await #expect {
+                try await migrator.migrate()
+            } throws: { error in
+                guard case MigrationError.failed(let name, _) = error else { return false }
+                return name == "9001_add_broken.sql"
+            }
+            // Rolled back: the table from the file's first statement does not exist.
+            let exists = try await client.query("SELECT to_regclass('extra') IS NOT NULL").collect().first?.decode(Bool.self)
+            #expect(exists == false)
+            #expect(try await migrator.status().pending == ["9001_add_broken.sql"])
+        }
+    }
+
+    @Test("two migrators racing on one database apply each file once")
+    func concurrentMigrators() async throws {
+        let url = try await TestDatabase.createEmpty()
+        try await TestDatabase.withClient(url) { client in
+            let results = try await withThrowingTaskGroup(of: [String].self) { group in
+                for _ in 0..<2 {
+                    group.addTask {
+                        try await Migrator(migrations: migrations, client: client, logger: TestDatabase.logger).migrate()
+                    }
+                }
+                return try await group.reduce(into: [[String]]()) { $0.append($1) }
+            }
+            #expect(results.flatMap { $0 }.sorted() == migrations.map(\.name).sorted())
+        }
+    }
+
+    @Test("file names must be NNNN_name.sql")
+    func badFileName() {
+        #expect(throws: MigrationError.badFileName("create.sql")) { try Migration(name: "create.sql", sql: "") }
+        #expect(throws: (any Error).self) { try Migration(name: "0001-create.sql", sql: "") }
+        let migration = try? Migration(name: "0042_add_thing.sql", sql: "")
+        #expect(migration?.version == 42)
+    }
+
+    private func copyOfMigrations() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migrations-\(UUID().uuidString)")
+        try FileManager.default.copyItem(at: TestDatabase.migrationsDirectory, to: folder)
+        return folder
+    }
+}
+
+@Suite("Readiness probe")
+struct ReadinessProbeTests {
+    @Test("not ready on an unmigrated database, ready once migrated, not ready when unreachable")
+    func readiness() async throws {
+        let migrations = try Migration.load(from: TestDatabase.migrationsDirectory)
+        let url = try await TestDatabase.createEmpty()
+        try await TestDatabase.withClient(url) { client in
+            let migrator = Migrator(migrations: migrations, client: client, logger: TestDatabase.logger)
+            let probe = PostgresReadinessProbe(migrator: migrator)
+            let before = await probe.check()
+            guard case .notReady(let reason) = before else {
+                Issue.record("an unmigrated database must not be ready")
+                return
+            }
+            #expect(reason.contains("0001_create_schema.sql"))
+            try await migrator.migrate()
+            let after = await probe.check()
+            #expect(after == .ready)
+        }
+        var unreachable = try TestDatabase.serverURL()
+        unreachable.port = 1
+        try await TestDatabase.withClient(unreachable) { client in
+            let probe = PostgresReadinessProbe(migrator: Migrator(migrations: migrations, client: client, logger: TestDatabase.logger))
+            let result = await probe.check()
+            #expect(result == .notReady("database unreachable"))
+        }
+    }
+}
+
+@Suite("Splitting SQL files into statements")
+struct SQLScriptTests {
+    @Test("semicolons in comments, strings, identifiers and dollar quotes do not split")
+    func splitting() {
+        let sql = """
+            -- a comment; with a semicolon
+            CREATE TABLE "odd;name" (v text DEFAULT 'a;b''c');
+            /* block; comment */
+            CREATE FUNCTION f() RETURNS trigger AS $fn$ BEGIN PERFORM 1; RETURN NEW; END $fn$ LANGUAGE plpgsql;
+            SELECT $$x;y$$;
+            """
+        let statements = SQLScript.statements(sql)
+        #expect(statements.count == 3)
+        #expect(statements[0].hasSuffix("DEFAULT 'a;b''c')"))
+        #expect(statements[1].contains("PERFORM 1; RETURN NEW; END $fn$ LANGUAGE plpgsql"))
+        #expect(statements[2] == "SELECT $$x;y$$")
+    }
+}

@@ -1,0 +1,78 @@
+import AccountPostgres
+import Logging
+import Testing
+
+@testable import accountd
+
+@Suite("Configuration from options and environment")
+struct ConfigurationTests {
+    @Test("a demo project starts on development defaults and says so")
+    func demoDefaults() throws {
+        let configuration = try Configuration(ConfigurationInput().merged(withEnvironment: [:]))
+        #expect(configuration.projectID == "demo-project")
+        #expect(configuration.host == "127.0.0.1")
+        #expect(configuration.port == 9099)
+        #expect(configuration.apiKeys == nil)
+        #expect(configuration.adminTokens == ["owner": "owner"])
+        #expect(configuration.authorizedDomains == ["localhost"])
+        #expect(configuration.keyEncryptionKey.count == 32)
+        #expect(configuration.databaseURL == nil)
+        #expect(configuration.developmentDefaults.count == 3)
+    }
+
+    @Test("a real project without keys, tokens and key-encryption key is refused, listing each")
+    func realProjectMustConfigure() {
+        #expect {
+            try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_PROJECT_ID": "acme-prod"]))
+        } throws: { error in
+            let problems = (error as? ConfigurationError)?.problems ?? []
+            return problems.contains { $0.hasPrefix("ACCOUNTD_API_KEYS") }
+                && problems.contains { $0.hasPrefix("ACCOUNTD_ADMIN_TOKENS") }
+                && problems.contains { $0.hasPrefix("ACCOUNTD_KEY_ENCRYPTION_KEY") }
+        }
+    }
+
+    @Test("a fully configured project starts; options win over the environment")
+    func explicitConfiguration() throws {
+        let environment = [
+            "ACCOUNTD_PROJECT_ID": "acme-prod",
+            "ACCOUNTD_API_KEYS": "k1, k2",
+            "ACCOUNTD_ADMIN_TOKENS": "ops:s3cret,backend:t0ken",
+            "ACCOUNTD_KEY_ENCRYPTION_KEY": String(repeating: "ab", count: 32),
+            "ACCOUNTD_PORT": "8080",
+            "ACCOUNTD_AUTHORIZED_DOMAINS": "Example.com,app.example.com",
+            "DATABASE_URL": "postgres://acc:pw@db:5432/accountd",
+            "LOG_LEVEL": "debug",
+        ]
+        var input = ConfigurationInput()
+        input.port = "9100"
+        let configuration = try Configuration(input.merged(withEnvironment: environment))
+        #expect(configuration.port == 9100)
+        #expect(configuration.apiKeys == ["k1", "k2"])
+        #expect(configuration.adminTokens == ["s3cret": "ops", "t0ken": "backend"])
+        #expect(configuration.keyEncryptionKey == Array(repeating: 0xab, count: 32))
+        #expect(configuration.authorizedDomains == ["example.com", "app.example.com"])
+        #expect(configuration.databaseURL?.host == "db")
+        #expect(configuration.databaseURL?.database == "accountd")
+        #expect(configuration.databaseURL?.redacted.contains("pw") == false)
+        #expect(configuration.logLevel == .debug)
+        #expect(configuration.developmentDefaults.isEmpty)
+    }
+
+    @Test("malformed values are named")
+    func malformedValues() {
+        let environment = [
+            "ACCOUNTD_PORT": "ninety",
+            "ACCOUNTD_KEY_ENCRYPTION_KEY": "too-short",
+            "DATABASE_URL": "mysql://x",
+            "LOG_LEVEL": "loud",
+        ]
+        #expect {
+            try Configuration(ConfigurationInput().merged(withEnvironment: environment))
+        } throws: { error in
+            let text = (error as? ConfigurationError)?.description ?? ""
+            return text.contains("ACCOUNTD_PORT") && text.contains("ACCOUNTD_KEY_ENCRYPTION_KEY")
+                && text.contains("DATABASE_URL") && text.contains("LOG_LEVEL")
+        }
+    }
+}
