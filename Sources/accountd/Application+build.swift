@@ -1,5 +1,6 @@
 import AccountAPI
 import AccountCore
+import AccountCrypto
 import AccountPostgres
 import Foundation
 import Hummingbird
@@ -7,26 +8,43 @@ import Logging
 import PostgresNIO
 
 /// Composes the server from a configuration whose database is known: the PostgreSQL client, the
-/// migration gate, the routes. `accountd serve` and the tests call this same function.
+/// migration gate, the adapters behind the domain's ports, the routes, the background services.
+/// `accountd serve` and the tests call this same function.
 func buildApplication(
     _ configuration: Configuration,
     databaseURL: DatabaseURL,
     logger: Logger
 ) async throws -> some ApplicationProtocol {
-    let postgres = PostgresClient(
-        configuration: try databaseURL.clientConfiguration(),
-        backgroundLogger: logger
-    )
+    let postgres = PostgresClient(configuration: try databaseURL.clientConfiguration(), backgroundLogger: logger)
     let migrations = try Migration.load(from: URL(fileURLWithPath: configuration.migrationsDirectory))
     let migrator = Migrator(migrations: migrations, client: postgres, logger: logger)
 
+    let sealer = KeySealer(keyEncryptionKey: configuration.keyEncryptionKey)
+    let keyRing = RS256KeyRing(store: PostgresSigningKeyStore(client: postgres, logger: logger), sealer: sealer, now: { Date() })
+    let refreshKeyID = "k" + sealer.kekID.prefix(8)
+    let refreshCodec = HMACRefreshTokenCodec(
+        masterKeys: [refreshKeyID: sealer.derive(info: "accountd refresh-token master v1", count: 32)],
+        currentKeyID: refreshKeyID
+    )
+    let cache = RevocationCache()
+    let service = AccountService(
+        settings: configuration.projectSettings,
+        store: PostgresAccountStore(client: postgres, logger: logger),
+        hasher: Argon2idHasher(parameters: configuration.passwordHashParameters),
+        signer: keyRing,
+        refreshCodec: refreshCodec,
+        cache: cache
+    )
+
     var routes = APIRoutes()
     routes.addHealth(readiness: PostgresReadinessProbe(migrator: migrator))
+    routes.addKeys(signer: keyRing)
+    routes.addAccounts(service: service)
 
     var app = Application(
         responder: APIResponder(routes: routes, access: configuration.accessPolicy),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "accountd"),
-        services: [postgres],
+        services: [postgres, RevocationListener(url: databaseURL, cache: cache, logger: logger)],
         logger: logger
     )
     app.beforeServerStarts {
@@ -36,6 +54,7 @@ func buildApplication(
         } else {
             try await migrator.requireCurrent()
         }
+        try await keyRing.ensureCurrentKey()
     }
     return app
 }

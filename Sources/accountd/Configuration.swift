@@ -1,4 +1,6 @@
 import AccountAPI
+import AccountCore
+import AccountCrypto
 import AccountPostgres
 import Crypto
 import Foundation
@@ -33,6 +35,22 @@ struct Configuration: Sendable {
     var migrateOnStart: Bool
     /// Development defaults in force, each a warning the server prints loudly at start.
     var developmentDefaults: [String]
+
+    /// The project's rules (reference §1.6).
+    var projectSettings: ProjectSettings {
+        var settings = ProjectSettings(projectID: projectID)
+        settings.authorizedDomains = authorizedDomains
+        settings.allowAnonymous = allowAnonymous
+        settings.emailEnumerationProtection = emailEnumerationProtection
+        return settings
+    }
+
+    /// argon2id cost of new password hashes.
+    var passwordHashParameters: Argon2idHasher.Parameters = .owasp
+    /// Anonymous sign-up (`ACCOUNTD_ALLOW_ANONYMOUS`, default off).
+    var allowAnonymous = false
+    /// Email enumeration protection (`ACCOUNTD_EMAIL_ENUMERATION_PROTECTION`, default off).
+    var emailEnumerationProtection = false
 
     /// Who may call, derived from the keys and tokens.
     var accessPolicy: AccessPolicy {

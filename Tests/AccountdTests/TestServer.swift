@@ -1,11 +1,13 @@
 import AccountPostgres
 import AccountTesting
+import NIOHTTP1
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
 
 @testable import accountd
+import AccountCrypto
 
 /// A configuration for tests: a demo project with explicit keys, tokens and key-encryption key.
 func testConfiguration(port: Int = 0) -> Configuration {
@@ -22,8 +24,76 @@ func testConfiguration(port: Int = 0) -> Configuration {
         migrationsDirectory: TestDatabase.migrationsDirectory.path,
         dataDirectory: ".accountd-test",
         migrateOnStart: false,
-        developmentDefaults: []
+        developmentDefaults: [],
+        // Cheap hashes keep the suite fast; the defaults are tested in AccountCryptoTests.
+        passwordHashParameters: .init(memoryKiB: 1024, iterations: 1)
     )
+}
+
+/// A client of the test server that speaks the way apps and admins do.
+struct API: Sendable {
+    let http: TestHTTPClient
+    static let key = "test-api-key"
+    static let admin = ("Authorization", "Bearer test-admin-token")
+
+    /// POSTs a client RPC (`accounts:NAME?key=…`).
+    func client(_ rpc: String, _ body: [String: any Sendable] = [:], prefix: String = "") async throws -> TestHTTPClient.Reply {
+        try await http.post("\(prefix)/v1/accounts:\(rpc)?key=\(Self.key)", body)
+    }
+
+    /// POSTs a project-scoped admin RPC.
+    func admin(_ rpc: String, _ body: [String: any Sendable] = [:]) async throws -> TestHTTPClient.Reply {
+        try await http.post("/v1/projects/demo-test/accounts:\(rpc)", body, headers: [Self.admin])
+    }
+
+    /// Signs up with email and password and returns the reply (asserting success).
+    func signUp(_ email: String, _ password: String = "secret-pass") async throws -> Session {
+        let reply = try await client("signUp", ["email": email, "password": password, "returnSecureToken": true])
+        guard reply.status == 200 else { throw TestDatabaseError("signUp failed: \(String(decoding: reply.body, as: UTF8.self))") }
+        return Session(reply)
+    }
+
+    /// Signs in with a password (asserting success).
+    func signIn(_ email: String, _ password: String = "secret-pass") async throws -> Session {
+        let reply = try await client("signInWithPassword", ["email": email, "password": password, "returnSecureToken": true])
+        guard reply.status == 200 else { throw TestDatabaseError("signIn failed: \(String(decoding: reply.body, as: UTF8.self))") }
+        return Session(reply)
+    }
+
+    /// The token route, form-encoded as the JS SDK sends it.
+    func refresh(_ token: String) async throws -> TestHTTPClient.Reply {
+        let form = "grant_type=refresh_token&refresh_token=\(token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token)"
+        return try await http.send(
+            .POST, "/v1/token?key=\(Self.key)", body: Data(form.utf8), headers: [("Content-Type", "application/x-www-form-urlencoded")]
+        )
+    }
+}
+
+/// The tokens of one signed-in session.
+struct Session: Sendable {
+    var localID: String
+    var idToken: String
+    var refreshToken: String
+
+    init(_ reply: TestHTTPClient.Reply) {
+        localID = reply.string("localId") ?? reply.string("user_id") ?? ""
+        idToken = reply.string("idToken") ?? reply.string("id_token") ?? ""
+        refreshToken = reply.string("refreshToken") ?? reply.string("refresh_token") ?? ""
+    }
+
+    /// The ID token's payload, decoded without verification (tests verify separately).
+    var claims: [String: Any] {
+        let part = idToken.split(separator: ".")[1]
+        var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        return (try? JSONSerialization.jsonObject(with: Data(base64Encoded: base64) ?? Data())) as? [String: Any] ?? [:]
+    }
+}
+
+/// Waits into the next wall-clock second ("tick" in the reference's checklist).
+func tick() async throws {
+    let now = Date().timeIntervalSince1970
+    try await Task.sleep(for: .milliseconds(Int((now.rounded(.down) + 1 - now) * 1000) + 20))
 }
 
 /// Boots the real application on a free loopback port against `database` and runs `body` with an

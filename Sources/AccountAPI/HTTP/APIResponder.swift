@@ -159,6 +159,8 @@ package struct APIResponder: HTTPResponder {
             buffer = try await request.body.collect(upTo: limit)
         } catch let error as HTTPError where error.status == .contentTooLarge {
             throw APIError.payloadTooLarge(limit: limit)
+        } catch is NIOTooManyBytesError {
+            throw APIError.payloadTooLarge(limit: limit)
         }
         let data = Data(buffer.readableBytesView)
         let contentType = request.headers[.contentType]?.lowercased() ?? ""

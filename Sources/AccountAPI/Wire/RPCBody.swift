@@ -1,4 +1,5 @@
 public import Foundation
+package import AccountCore
 
 /// A request body with the leniency of Google's JSON parser (reference §1.2): camelCase or
 /// snake_case names, int64 as number or decimal string, booleans also as `"true"`/`"false"`,
@@ -60,7 +61,6 @@ package struct RPCBody: Sendable {
         switch value(name) {
         case nil: return nil
         case .string(let text): return text
-        case .int(let number): return String(number)
         case let other?: throw .invalidJSON("Invalid value at '\(name)' (TYPE_STRING), \(other.typeName)")
         }
     }

@@ -1,5 +1,6 @@
 /// A parsed JSON document. Requests are read through ``RPCBody``'s lenient accessors (camel or
 /// snake case, numbers as strings) rather than strict `Codable` structs, as Google's parser does.
+/// Also the type of JWT claims and custom attributes.
 package enum JSONValue: Sendable, Equatable, Codable {
     case null
     case bool(Bool)
@@ -51,5 +52,28 @@ package enum JSONValue: Sendable, Equatable, Codable {
         case .array: "array"
         case .object: "object"
         }
+    }
+}
+
+extension JSONValue {
+    /// The string, if this is one.
+    package var stringValue: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
+    /// The integer, if this is one (a whole double counts).
+    package var intValue: Int64? {
+        switch self {
+        case .int(let value): return value
+        case .double(let value) where value.rounded() == value && abs(value) < 9.2e18: return Int64(value)
+        default: return nil
+        }
+    }
+
+    /// The object's fields, if this is one.
+    package var objectValue: [String: JSONValue]? {
+        if case .object(let value) = self { return value }
+        return nil
     }
 }

@@ -1,0 +1,65 @@
+import AccountCore
+
+/// `accounts:update` with an ID token (client) or a `localId` (admin), reference §4.7 B.
+enum UpdateRPC {
+    struct Response: Encodable, Sendable {
+        var kind = "identitytoolkit#SetAccountInfoResponse"
+        var localId: String
+        var email: String?
+        var displayName: String?
+        var photoUrl: String?
+        var emailVerified: Bool
+        var providerUserInfo: [ProviderUserInfoWire]
+        var passwordHash: String?
+
+        init(_ user: UserRecord) {
+            let wire = UserInfoWire(user)
+            localId = user.localID
+            email = user.email
+            displayName = user.displayName
+            photoUrl = user.photoURL
+            emailVerified = user.emailVerified
+            providerUserInfo = wire.providerUserInfo
+            passwordHash = wire.passwordHash
+        }
+    }
+
+    /// Fields only an admin may send (§4.7 B step 2).
+    static let adminOnlyFields = ["emailVerified", "disableUser", "phoneNumber", "customAttributes", "createdAt", "lastLoginAt", "linkProviderUserInfo"]
+
+    static func endpoint(_ service: AccountService) -> RPCEndpoint {
+        RPCEndpoint { call in
+            let body = call.body
+            var input = AccountService.UpdateInput()
+            let isAdmin = call.caller.isAdmin && !body.has("idToken")
+            if !isAdmin {
+                guard body.has("idToken") else { throw AccountError(.missingIDToken) }
+                if let field = adminOnlyFields.first(where: body.has) { throw AccountError(.insufficientPermission, field) }
+            }
+            input.email = try body.string("email")
+            input.password = try body.string("password")
+            input.displayName = try body.string("displayName")
+            input.photoURL = try body.string("photoUrl")
+            input.deleteAttributes = try body.strings("deleteAttribute") ?? []
+            input.deleteProviders = try body.strings("deleteProvider") ?? []
+            input.validSince = try body.int64("validSince")
+            input.emailVerified = try body.bool("emailVerified")
+            input.disableUser = try body.bool("disableUser")
+            input.phoneNumber = try body.string("phoneNumber")
+            input.customAttributes = try body.string("customAttributes")
+            input.createdAt = try body.int64("createdAt")
+            input.lastLoginAt = try body.int64("lastLoginAt")
+            if isAdmin {
+                let user = try await service.adminUpdate(localID: try body.string("localId"), input: input)
+                return try WireEncoding.response(Response(user))
+            }
+            let updated = try await service.update(idToken: try body.string("idToken"), input: input, client: call.client)
+            return try WireEncoding.response(
+                WithTokens(
+                    base: Response(updated.user),
+                    tokens: updated.tokens.map { TokenBundleWire($0, lifetime: service.settings.idTokenLifetimeSeconds) }
+                )
+            )
+        }
+    }
+}

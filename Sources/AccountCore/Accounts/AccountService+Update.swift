@@ -1,0 +1,163 @@
+public import Foundation
+
+extension AccountService {
+    /// What an update produced: the account and, when sessions were revoked for a client caller,
+    /// the replacement session's tokens.
+    package struct Updated: Sendable {
+        package var user: UserRecord
+        package var tokens: TokenBundle?
+    }
+
+    /// Client `accounts:lookup`.
+    package func lookup(idToken: String?) async throws -> UserRecord {
+        let caller = try await authenticate(idToken)
+        guard let user = try await store.user(localID: caller.localID) else { throw AccountError(.userNotFound) }
+        return user
+    }
+
+    /// Validated input of `accounts:update` (reference §4.7 B step 3), before hashing.
+    package struct UpdateInput: Sendable {
+        package var email: String?
+        package var password: String?
+        package var displayName: String?
+        package var photoURL: String?
+        package var deleteAttributes: [String] = []
+        package var deleteProviders: [String] = []
+        package var validSince: Int64?
+        package var emailVerified: Bool?
+        package var disableUser: Bool?
+        package var phoneNumber: String?
+        package var customAttributes: String?
+        package var createdAt: Int64?
+        package var lastLoginAt: Int64?
+
+        /// Empty input.
+        package init() {}
+    }
+
+    /// Client `accounts:update` with an `idToken` (reference §4.7 B).
+    package func update(idToken: String?, input: UpdateInput, client: Client) async throws -> Updated {
+        let caller = try await authenticate(idToken)
+        var change = try await makeChange(input)
+        if case .set = change.email, settings.emailEnumerationProtection {
+            throw AccountError(.operationNotAllowed, "Please verify the new email before changing email.")
+        }
+        if change.password != nil || change.email != .keep { try requireRecentLogin(caller) }
+        guard let current = try await store.user(localID: caller.localID) else { throw AccountError(.userNotFound) }
+        if case .set(let email) = change.email, email == current.email { change.email = .keep }
+        let revokes = change.password != nil || change.email != .keep || change.revokeAll
+        let replacement = revokes ? newSession(provider: caller.signInProvider, method: caller.signInProvider, client: client) : nil
+        let (user, ticket, _) = try await store.update(
+            localID: caller.localID, guardSession: caller.sessionGuard, change: change, replacement: replacement, now: clock.now()
+        )
+        if revokes { cache.invalidate(user: user.localID) }
+        guard let replacement, let ticket else { return Updated(user: user, tokens: nil) }
+        return Updated(user: user, tokens: try await mint(user, replacement, ticket))
+    }
+
+    /// Admin `accounts:update` by `localId` (reference §4.7 B, admin): no guard, no replacement.
+    package func adminUpdate(localID: String?, input: UpdateInput) async throws -> UserRecord {
+        guard let localID, !localID.isEmpty else { throw AccountError(.missingLocalID) }
+        var change = try await makeChange(input)
+        guard let current = try await store.user(localID: localID) else { throw AccountError(.userNotFound) }
+        if case .set(let email) = change.email, email == current.email { change.email = .keep }
+        let (user, _, _) = try await store.update(localID: localID, guardSession: nil, change: change, replacement: nil, now: clock.now())
+        cache.invalidate(user: localID)
+        return user
+    }
+
+    /// Client `accounts:delete` (reference §4.9).
+    package func delete(idToken: String?) async throws {
+        let caller = try await authenticate(idToken)
+        try requireRecentLogin(caller)
+        try await store.delete(localID: caller.localID, guardSession: caller.sessionGuard, now: clock.now())
+        cache.invalidate(user: caller.localID)
+    }
+
+    /// Admin `accounts:delete`.
+    package func adminDelete(localID: String?) async throws {
+        guard let localID, !localID.isEmpty else { throw AccountError(.missingLocalID) }
+        try await store.delete(localID: localID, guardSession: nil, now: clock.now())
+        cache.invalidate(user: localID)
+    }
+
+    /// Admin `accounts:revokeSessions` (reference §4.18).
+    package func revokeSessions(localID: String?, sessionIDs: [String]?) async throws -> (revoked: [String], validSince: Int64) {
+        guard let localID, !localID.isEmpty else { throw AccountError(.missingLocalID) }
+        if let sessionIDs, !(1...100).contains(sessionIDs.count) {
+            throw AccountError(.sessionNotFound, "sessionIds must list 1 to 100 ids")
+        }
+        let result = try await store.revokeSessions(
+            localID: localID, sessionIDs: sessionIDs, reason: sessionIDs == nil ? .allSessionsRevoked : .adminRevoked, now: clock.now()
+        )
+        if let sessionIDs { sessionIDs.forEach(cache.invalidate(session:)) } else { cache.invalidate(user: localID) }
+        return result
+    }
+
+    /// Admin `accounts:listSessions` (reference §4.18).
+    package func listSessions(localID: String?, includeRevoked: Bool, limit: Int, before: SessionCursor?) async throws -> [SessionRecord] {
+        guard let localID, !localID.isEmpty else { throw AccountError(.missingLocalID) }
+        guard try await store.user(localID: localID) != nil else { throw AccountError(.userNotFound) }
+        return try await store.sessions(localID: localID, includeRevoked: includeRevoked, limit: limit, before: before)
+    }
+
+    func requireRecentLogin(_ caller: Authenticated) throws(AccountError) {
+        guard settings.recentLoginSeconds > 0 else { return }
+        if RevocationRules.seconds(clock.now()) - caller.authTime > settings.recentLoginSeconds {
+            throw AccountError(.credentialTooOldLoginAgain)
+        }
+    }
+
+    /// Step 3 (syntax) of §4.7 B, then hashing.
+    func makeChange(_ input: UpdateInput) async throws -> UserChange {
+        var change = UserChange()
+        if let raw = input.email {
+            guard let email = EmailAddress.normalize(raw) else { throw AccountError(.invalidEmail) }
+            change.email = .set(email)
+        }
+        if let password = input.password { try settings.passwordPolicy.check(password) }
+        if let claims = input.customAttributes { change.customAttributes = try Self.validateClaims(claims) }
+        if let phone = input.phoneNumber {
+            if phone.isEmpty {
+                change.phoneNumber = .clear
+            } else {
+                guard PhoneNumber.isValid(phone) else { throw AccountError(.invalidPhoneNumber, "Invalid format.") }
+                change.phoneNumber = .set(phone)
+            }
+        }
+        if let validSince = input.validSince {
+            guard validSince >= 0 else { throw AccountError(.unexpectedParameter, "validSince") }
+            change.revokeAll = true
+        }
+        if let name = input.displayName { change.displayName = .set(name) }
+        if let photo = input.photoURL { change.photoURL = .set(photo) }
+        for attribute in input.deleteAttributes {
+            switch attribute {
+            case "DISPLAY_NAME": change.displayName = .clear
+            case "PHOTO_URL": change.photoURL = .clear
+            default: break
+            }
+        }
+        change.deleteProviders = input.deleteProviders
+        change.emailVerified = input.emailVerified
+        change.disabled = input.disableUser
+        change.createdAt = input.createdAt.map { Date(timeIntervalSince1970: Double($0) / 1000) }
+        change.lastLoginAt = input.lastLoginAt.map { Date(timeIntervalSince1970: Double($0) / 1000) }
+        if let password = input.password { change.password = try await hasher.hash(password) }
+        return change
+    }
+
+    /// Reference §2.5: a JSON object of at most 1000 bytes without reserved keys; `""`/`"{}"` clear.
+    package static func validateClaims(_ raw: String) throws(AccountError) -> FieldChange<String> {
+        let trimmed = raw.trimmingCharacters(in: .whitespaces)
+        if trimmed.isEmpty || trimmed == "{}" { return .clear }
+        guard raw.utf8.count <= 1000 else { throw AccountError(.claimsTooLarge) }
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(raw.utf8)), let object = value.objectValue else {
+            throw AccountError(.invalidClaims)
+        }
+        if let key = object.keys.sorted().first(where: IDTokenClaims.reserved.contains) {
+            throw AccountError(.forbiddenClaim, key)
+        }
+        return object.isEmpty ? .clear : .set(raw)
+    }
+}

@@ -1,0 +1,168 @@
+public import Foundation
+
+/// The use cases of accounts and sessions, independent of HTTP and SQL: validation order of the
+/// reference, hashing off the event loops, one store transaction per change, tokens minted after.
+package struct AccountService: Sendable {
+    package let settings: ProjectSettings
+    package let store: any AccountStore
+    package let hasher: any PasswordHasher
+    package let signer: any TokenSigner
+    package let refreshCodec: any RefreshTokenCodec
+    package let cache: RevocationCache
+    package let clock: any WallClock
+    package let random: any RandomSource
+
+    /// Wires the service.
+    package init(
+        settings: ProjectSettings, store: any AccountStore, hasher: any PasswordHasher, signer: any TokenSigner,
+        refreshCodec: any RefreshTokenCodec, cache: RevocationCache, clock: any WallClock = SystemClock(),
+        random: any RandomSource = SystemRandom()
+    ) {
+        self.settings = settings
+        self.store = store
+        self.hasher = hasher
+        self.signer = signer
+        self.refreshCodec = refreshCodec
+        self.cache = cache
+        self.clock = clock
+        self.random = random
+    }
+
+    /// Where a request came from, recorded on sessions.
+    package struct Client: Sendable {
+        package var userAgent: String?
+        package var ipAddress: String?
+
+        /// Creates client info.
+        package init(userAgent: String?, ipAddress: String?) {
+            self.userAgent = userAgent
+            self.ipAddress = ipAddress
+        }
+    }
+
+    /// An ID token and the refresh token to keep.
+    package struct TokenBundle: Sendable, Equatable {
+        package var idToken: String
+        package var refreshToken: String
+    }
+
+    /// A signed-in outcome: the account after the change and its new tokens.
+    package struct SignedIn: Sendable {
+        package var user: UserRecord
+        package var tokens: TokenBundle
+        package var isNewUser: Bool
+    }
+
+    func newSession(provider: String, method: String, client: Client) -> NewSession {
+        NewSession(
+            random: random, keyID: refreshCodec.currentKeyID, provider: provider, method: method,
+            userAgent: client.userAgent, ipAddress: client.ipAddress
+        )
+    }
+
+    // MARK: Sign-up and sign-in
+
+    /// Client `accounts:signUp` (reference §4.1), without `idToken` (that is an update).
+    package func signUp(email rawEmail: String?, password: String?, displayName: String?, client: Client) async throws -> SignedIn {
+        if rawEmail == nil && password == nil {
+            guard settings.allowAnonymous else { throw AccountError(.adminOnlyOperation) }
+            let now = clock.now()
+            let user = newUser(localID: LocalID.generate(random), now: now)
+            let session = newSession(provider: "anonymous", method: "anonymous", client: client)
+            let (created, ticket) = try await store.createUser(user, session: session, now: now)
+            return SignedIn(user: created, tokens: try await mint(created, session, ticket!), isNewUser: true)
+        }
+        guard settings.allowPasswordSignup else { throw AccountError(.operationNotAllowed) }
+        let email = try Self.requireEmail(rawEmail)
+        guard let password else { throw AccountError(.missingPassword) }
+        try settings.passwordPolicy.check(password)
+        let now = clock.now()
+        var user = newUser(localID: LocalID.generate(random), now: now)
+        user.email = email
+        user.displayName = displayName
+        user.password = PasswordCredential(stored: try await hasher.hash(password), updatedAt: now)
+        let session = newSession(provider: "password", method: "password", client: client)
+        let (created, ticket) = try await store.createUser(user, session: session, now: now)
+        return SignedIn(user: created, tokens: try await mint(created, session, ticket!), isNewUser: true)
+    }
+
+    /// Admin create (reference §4.1, admin): no session, no tokens.
+    package func adminCreate(
+        localID: String?, email rawEmail: String?, password: String?, phoneNumber: String?, displayName: String?,
+        photoURL: String?, emailVerified: Bool, disabled: Bool
+    ) async throws -> UserRecord {
+        if let localID, !LocalID.isValid(localID) { throw AccountError(.invalidLocalID) }
+        let email = try rawEmail.map { raw throws(AccountError) in
+            guard let email = EmailAddress.normalize(raw) else { throw AccountError(.invalidEmail) }
+            return email
+        }
+        if let password { try settings.passwordPolicy.check(password) }
+        if let phoneNumber, !PhoneNumber.isValid(phoneNumber) {
+            throw AccountError(.invalidPhoneNumber, "Invalid format.")
+        }
+        let now = clock.now()
+        var user = newUser(localID: localID ?? LocalID.generate(random), now: now)
+        user.email = email
+        user.emailVerified = emailVerified
+        user.phoneNumber = phoneNumber
+        user.displayName = displayName
+        user.photoURL = photoURL
+        user.disabled = disabled
+        if let password {
+            user.password = PasswordCredential(stored: try await hasher.hash(password), updatedAt: now)
+        }
+        return try await store.createUser(user, session: nil, now: now).0
+    }
+
+    /// `accounts:signInWithPassword` (reference §4.2).
+    package func signInWithPassword(email rawEmail: String?, password: String?, client: Client) async throws -> SignedIn {
+        guard settings.allowPasswordSignup else { throw AccountError(.passwordLoginDisabled) }
+        let email = try Self.requireEmail(rawEmail)
+        guard let password, !password.isEmpty else { throw AccountError(.missingPassword) }
+        let protection = settings.emailEnumerationProtection
+        guard let user = try await store.user(email: email) else {
+            _ = try await hasher.dummyVerify(password)
+            throw AccountError(protection ? .invalidLoginCredentials : .emailNotFound)
+        }
+        let wrongPassword = AccountError(protection ? .invalidLoginCredentials : .invalidPassword)
+        guard let credential = user.password else {
+            _ = try await hasher.dummyVerify(password)
+            throw wrongPassword
+        }
+        guard try await hasher.verify(password, against: credential.stored) else { throw wrongPassword }
+        if user.disabled { throw AccountError(.userDisabled) }
+        let upgrade = credential.stored.isNative ? nil : try await hasher.hash(password)
+        let session = newSession(provider: "password", method: "password", client: client)
+        do {
+            let (signedIn, ticket) = try await store.startSession(
+                localID: user.localID, expectedCredentialVersion: user.credentialVersion, upgradedPassword: upgrade,
+                session: session, now: clock.now()
+            )
+            return SignedIn(user: signedIn, tokens: try await mint(signedIn, session, ticket), isNewUser: false)
+        } catch let error as AccountError where error.code == .invalidPassword || error.code == .userNotFound {
+            throw wrongPassword
+        }
+    }
+
+    /// `accounts:createAuthUri` (reference §4.5): the account for an identifier, if any.
+    package func discover(identifier: String?, continueURI: String?) async throws -> UserRecord? {
+        guard let identifier, !identifier.isEmpty else { throw AccountError(.missingIdentifier) }
+        guard let continueURI, !continueURI.isEmpty else { throw AccountError(.missingContinueURI) }
+        guard let email = EmailAddress.normalize(identifier) else { throw AccountError(.invalidIdentifier) }
+        guard let url = URL(string: continueURI), url.scheme != nil else { throw AccountError(.invalidContinueURI) }
+        return try await store.user(email: email)
+    }
+
+    // MARK: Helpers
+
+    func newUser(localID: String, now: Date) -> UserRecord {
+        UserRecord(localID: localID, createdAt: now, validSince: RevocationRules.seconds(now), tokensValidAfter: now)
+    }
+
+    /// `MISSING_EMAIL` / `INVALID_EMAIL`, or the normalised address.
+    package static func requireEmail(_ raw: String?) throws(AccountError) -> String {
+        guard let raw else { throw AccountError(.missingEmail) }
+        guard let email = EmailAddress.normalize(raw) else { throw AccountError(.invalidEmail) }
+        return email
+    }
+}

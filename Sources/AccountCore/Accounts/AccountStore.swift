@@ -1,0 +1,134 @@
+public import Foundation
+
+/// The accounts and sessions port. Every write is one transaction that locks the user row first,
+/// re-checks what the request relied on (§3.2 step 5), changes what it must, publishes revocations
+/// to the other replicas, and records the mint of any token it authorises (§3.5).
+package protocol AccountStore: Sendable {
+    /// One user by id.
+    func user(localID: String) async throws -> UserRecord?
+    /// One user by (normalised) email.
+    func user(email: String) async throws -> UserRecord?
+    /// Users by ids, emails and phone numbers, in that order, without duplicates.
+    func users(localIDs: [String], emails: [String], phoneNumbers: [String]) async throws -> [UserRecord]
+    /// The revocation state of a session, for the cache.
+    func sessionState(sessionID: String) async throws -> SessionState?
+    /// A user's sessions, newest first; `before` pages by (createdAt, sessionID).
+    func sessions(localID: String, includeRevoked: Bool, limit: Int, before: SessionCursor?) async throws -> [SessionRecord]
+
+    /// Inserts a user (and its first session). Throws `emailExists`, `phoneNumberExists`,
+    /// `duplicateLocalID`.
+    func createUser(_ user: UserRecord, session: NewSession?, now: Date) async throws -> (UserRecord, MintTicket?)
+
+    /// Signs an existing user in: the user must exist (`userNotFound`), still have the credential
+    /// version the caller verified (`invalidPassword`), and be enabled (`userDisabled`). Replaces an
+    /// imported hash by `upgradedPassword` (compare-and-swap on the version).
+    func startSession(
+        localID: String, expectedCredentialVersion: Int64?, upgradedPassword: StoredPassword?, session: NewSession, now: Date
+    ) async throws -> (UserRecord, MintTicket)
+
+    /// The refresh transaction of reference §3.3/§4.17.
+    func refresh(_ request: RefreshRequest) async throws -> RefreshResult
+
+    /// Applies a change to a user; see ``UserChange``. `guardSession` re-checks the caller's session
+    /// under the row lock. A `replacement` session is created after any revocation.
+    func update(
+        localID: String, guardSession: SessionGuard?, change: UserChange, replacement: NewSession?, now: Date
+    ) async throws -> (UserRecord, MintTicket?, SessionRecord?)
+
+    /// Deletes a user; sessions become tombstones (`USER_DELETED`).
+    func delete(localID: String, guardSession: SessionGuard?, now: Date) async throws
+
+    /// Revokes the given sessions of a user (`sessionNotFound` for one that is not theirs), or all of
+    /// them (and moves V) when `sessionIDs` is nil. Returns the newly revoked ids and V.
+    func revokeSessions(localID: String, sessionIDs: [String]?, reason: RevokeReason, now: Date) async throws -> (
+        revoked: [String], validSince: Int64
+    )
+}
+
+/// Position in a session listing.
+package struct SessionCursor: Sendable, Equatable {
+    package var createdAt: Date
+    package var sessionID: String
+
+    /// Creates a cursor.
+    package init(createdAt: Date, sessionID: String) {
+        self.createdAt = createdAt
+        self.sessionID = sessionID
+    }
+}
+
+/// "The caller's session must still be live and its token not older than V", checked in the
+/// writing transaction (reference §3.2 step 5).
+package struct SessionGuard: Sendable, Equatable {
+    package var sessionID: String
+    package var issuedAt: Int64
+
+    /// Creates a guard.
+    package init(sessionID: String, issuedAt: Int64) {
+        self.sessionID = sessionID
+        self.issuedAt = issuedAt
+    }
+}
+
+/// Set, clear or keep an optional field.
+package enum FieldChange<Value: Sendable & Equatable>: Sendable, Equatable {
+    case keep
+    case set(Value)
+    case clear
+}
+
+/// One `accounts:update` worth of changes (reference §4.7 B).
+package struct UserChange: Sendable, Equatable {
+    package var displayName: FieldChange<String> = .keep
+    package var photoURL: FieldChange<String> = .keep
+    /// A new, normalised email (`.clear` removes it).
+    package var email: FieldChange<String> = .keep
+    package var emailVerified: Bool?
+    package var password: StoredPassword?
+    package var deleteProviders: [String] = []
+    package var phoneNumber: FieldChange<String> = .keep
+    package var disabled: Bool?
+    package var customAttributes: FieldChange<String> = .keep
+    package var createdAt: Date?
+    package var lastLoginAt: Date?
+    /// `validSince` was sent: revoke every session now.
+    package var revokeAll = false
+
+    /// No change.
+    package init() {}
+}
+
+/// A refresh attempt (reference §3.3).
+package struct RefreshRequest: Sendable {
+    package var sessionID: String
+    package var generation: Int64
+    package var graceSeconds: TimeInterval
+    package var userAgent: String?
+    package var ipAddress: String?
+    package var now: Date
+    /// Checks the token's MAC against the session's salt and key id.
+    package var verifyMAC: @Sendable (_ salt: [UInt8], _ keyID: String) -> Bool
+
+    /// Creates a request.
+    package init(
+        sessionID: String, generation: Int64, graceSeconds: TimeInterval, userAgent: String?, ipAddress: String?, now: Date,
+        verifyMAC: @escaping @Sendable ([UInt8], String) -> Bool
+    ) {
+        self.sessionID = sessionID
+        self.generation = generation
+        self.graceSeconds = graceSeconds
+        self.userAgent = userAgent
+        self.ipAddress = ipAddress
+        self.now = now
+        self.verifyMAC = verifyMAC
+    }
+}
+
+/// How a refresh ended.
+package enum RefreshResult: Sendable {
+    /// A new ID token may be minted; the session is at generation `session.generation` (rotated, or
+    /// unchanged for a tolerated replay of the previous token).
+    case refreshed(UserRecord, SessionRecord, MintTicket)
+    /// An old token was replayed: the session has been revoked (committed).
+    case reused
+}

@@ -1,0 +1,25 @@
+/// The project's rules that the domain consults (reference §1.6), passed down from configuration.
+package struct ProjectSettings: Sendable {
+    package var projectID: String
+    /// What the token route reports as `project_id`.
+    package var projectNumber: String
+    package var allowPasswordSignup = true
+    package var allowAnonymous = false
+    package var emailLinkSignin = true
+    package var emailEnumerationProtection = false
+    /// Password and email changes and deletion need a sign-in at most this old (0 = off).
+    package var recentLoginSeconds: Int64 = 300
+    package var refreshReuseGraceSeconds: Double = 10
+    package var idTokenLifetimeSeconds: Int64 = 3600
+    package var passwordPolicy = PasswordPolicy.firebase
+    package var authorizedDomains: [String] = ["localhost"]
+
+    /// Settings with reference defaults.
+    package init(projectID: String) {
+        self.projectID = projectID
+        self.projectNumber = projectID
+    }
+
+    /// `iss` of ID tokens.
+    package var issuer: String { "https://securetoken.google.com/\(projectID)" }
+}

@@ -1,0 +1,100 @@
+public import Foundation
+
+/// Email addresses as reference §1.5 defines them: stored and compared lower-case, at most 254
+/// characters, one `@`, a local part of 1–64 characters, a host name for a domain.
+package enum EmailAddress {
+    /// The canonical (lower-case, NFC) address, or `nil` when it is not valid.
+    package static func normalize(_ raw: String) -> String? {
+        let email = raw.precomposedStringWithCanonicalMapping.lowercased()
+        guard !email.isEmpty, email.count <= 254,
+            !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
+        else { return nil }
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, (1...64).contains(parts[0].count), isHostName(parts[1]) else { return nil }
+        return email
+    }
+
+    /// A DNS host name: dot-separated labels of 1–63 letters, digits or hyphens (IDN letters too),
+    /// not starting or ending with a hyphen, at least two labels.
+    package static func isHostName(_ host: Substring) -> Bool {
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard labels.count >= 2, host.count <= 253 else { return false }
+        return labels.allSatisfy { label in
+            (1...63).contains(label.count) && !label.hasPrefix("-") && !label.hasSuffix("-")
+                && label.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" }
+        }
+    }
+}
+
+/// E.164 phone numbers: `+` and 7–15 digits.
+package enum PhoneNumber {
+    /// Whether `raw` is E.164.
+    package static func isValid(_ raw: String) -> Bool {
+        guard raw.hasPrefix("+") else { return false }
+        let digits = raw.dropFirst()
+        return (7...15).contains(digits.count) && digits.allSatisfy { $0.isASCII && $0.isNumber }
+    }
+}
+
+/// User ids: generated ones are 28 alphanumerics (as Firebase's); admin-chosen ones 1–128 printable
+/// ASCII characters without spaces.
+package enum LocalID {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+    /// A new random id.
+    package static func generate(_ random: any RandomSource) -> String {
+        random.string(count: 28, alphabet: alphabet)
+    }
+
+    /// Whether an admin-chosen id is acceptable.
+    package static func isValid(_ id: String) -> Bool {
+        (1...128).contains(id.count) && id.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F }
+    }
+}
+
+/// Password rules of reference §1.5 (configurable minimum).
+package struct PasswordPolicy: Sendable, Equatable {
+    /// Fewest characters (Firebase: 6).
+    package var minimumLength: Int
+    /// Most characters.
+    package var maximumLength: Int
+
+    /// Firebase's default policy.
+    package static let firebase = PasswordPolicy(minimumLength: 6, maximumLength: 4096)
+
+    /// Creates a policy.
+    package init(minimumLength: Int, maximumLength: Int) {
+        self.minimumLength = minimumLength
+        self.maximumLength = maximumLength
+    }
+
+    /// Throws `WEAK_PASSWORD` or `PASSWORD_DOES_NOT_MEET_REQUIREMENTS`.
+    package func check(_ password: String) throws(AccountError) {
+        if password.count < minimumLength {
+            throw AccountError(.weakPassword, "Password should be at least \(minimumLength) characters")
+        }
+        if password.count > maximumLength {
+            throw AccountError(
+                .passwordTooLong,
+                "Missing password requirements: [Password may contain at most \(maximumLength) characters]"
+            )
+        }
+    }
+}
+
+/// base64url without padding.
+package enum Base64URL {
+    /// Encodes bytes.
+    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Decodes base64url or standard base64, padded or not.
+    package static func decode(_ text: String) -> [UInt8]? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64.append("=") }
+        return Data(base64Encoded: base64).map(Array.init)
+    }
+}

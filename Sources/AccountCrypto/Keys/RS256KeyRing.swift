@@ -1,0 +1,295 @@
+public import AccountCore
+import Crypto
+public import Foundation
+import SwiftASN1
+import X509
+import _CryptoExtras
+
+/// The service's RS256 signer (reference §3.6): signs with the one `current` key, verifies with every
+/// published key, and keeps the decrypted keys in memory. The keys live in the shared
+/// ``SigningKeyStore``; the ring reloads them every `reloadInterval` and, at most once a second,
+/// when a token names an unknown `kid`, so every replica converges on the one current key.
+package actor RS256KeyRing: TokenSigner {
+    /// Signing is impossible: no current key, or its private half cannot be unsealed with this
+    /// server's key-encryption key.
+    package struct KeyUnavailable: Error, CustomStringConvertible {
+        /// What is missing, for the operator.
+        package var description: String
+    }
+
+    /// A key as held in memory: the record plus its parsed halves.
+    private struct LoadedKey: Sendable {
+        var record: SigningKeyRecord
+        let publicKey: _RSA.Signing.PublicKey
+        /// Nil when the sealed private key does not open under this server's KEK.
+        let privateKey: _RSA.Signing.PrivateKey?
+        let published: PublishedKey
+        /// base64url of `{"alg":"RS256","kid":…,"typ":"JWT"}`.
+        let encodedHeader: String
+
+        init?(_ record: SigningKeyRecord, sealer: KeySealer) {
+            guard RS256KeyRing.kid(forPublicKeyDER: record.publicKeyDER) == record.kid,
+                let publicKey = try? _RSA.Signing.PublicKey(derRepresentation: record.publicKeyDER),
+                let primitives = try? publicKey.getKeyPrimitives()
+            else { return nil }
+            let privateKey = (try? sealer.open(record.sealedPrivateKey))
+                .flatMap { try? _RSA.Signing.PrivateKey(derRepresentation: $0) }
+            self.record = record
+            self.publicKey = publicKey
+            self.privateKey = privateKey.flatMap { Array($0.publicKey.derRepresentation) == record.publicKeyDER ? $0 : nil }
+            self.published = PublishedKey(
+                kid: record.kid,
+                modulus: Base64URLStrict.encode(primitives.modulus),
+                exponent: Base64URLStrict.encode(primitives.publicExponent),
+                certificatePEM: record.certificatePEM
+            )
+            self.encodedHeader = Base64URLStrict.encode(Array(#"{"alg":"RS256","kid":"\#(record.kid)","typ":"JWT"}"#.utf8))
+        }
+
+        func isLive(at now: Date) -> Bool {
+            record.removeAfter.map { $0 > now } ?? true
+        }
+    }
+
+    /// What signing needs, taken out of the actor so RSA runs in parallel.
+    private struct SigningKey: Sendable {
+        let encodedHeader: String
+        let privateKey: _RSA.Signing.PrivateKey
+    }
+
+    private let store: any SigningKeyStore
+    private let sealer: KeySealer
+    private let now: @Sendable () -> Date
+    private let reloadInterval: TimeInterval
+    /// Unknown-`kid` and retried reloads happen at most this often.
+    private let minimumReloadSpacing: TimeInterval = 1
+
+    private var keys: [String: LoadedKey] = [:]
+    private var currentKID: String?
+    private var loadedAt: Date?
+    private var lastAttempt: Date?
+    private var startedFetches = 0
+    private var appliedFetch = 0
+    private var creatingCurrentKey: Task<Void, any Error>?
+
+    /// Creates a ring over `store`; `sealer` opens the stored private keys, `now` is the clock.
+    package init(
+        store: any SigningKeyStore, sealer: KeySealer, now: @escaping @Sendable () -> Date, reloadInterval: TimeInterval = 30
+    ) {
+        self.store = store
+        self.sealer = sealer
+        self.now = now
+        self.reloadInterval = reloadInterval
+    }
+
+    /// base64url (no padding) of the first 16 bytes of SHA-256 over a DER SubjectPublicKeyInfo.
+    package static func kid(forPublicKeyDER der: [UInt8]) -> String {
+        Base64URLStrict.encode(Array(SHA256.hash(data: der)).prefix(16))
+    }
+
+    // MARK: Life cycle
+
+    /// Loads the keys and, if the store has no `current` key, creates one (RSA-2048, self-signed
+    /// certificate). When another replica wins the race, its key is loaded instead.
+    package func ensureCurrentKey() async throws {
+        if let creatingCurrentKey { return try await creatingCurrentKey.value }
+        let task = Task { try await self.createCurrentKeyIfMissing() }
+        creatingCurrentKey = task
+        defer { creatingCurrentKey = nil }
+        try await task.value
+    }
+
+    /// Inserts a new `next` key (published, not signing) and returns its kid.
+    @discardableResult
+    package func addNextKey() async throws -> String {
+        let record = try await Self.makeKey(state: .next, at: now(), sealer: sealer)
+        try await store.insert(record)
+        try await reload()
+        return record.kid
+    }
+
+    /// Promotes the oldest `next` key published for at least `publishedFor` seconds to current; the
+    /// previous current key stays published for `retiredLifetime` seconds.
+    package func promoteDueKeys(publishedFor: TimeInterval, retiredLifetime: TimeInterval) async throws {
+        try await reload()
+        let instant = now()
+        let due = keys.values.map(\.record)
+            .filter { $0.state == .next && instant.timeIntervalSince($0.createdAt) >= publishedFor }
+            .min { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) }
+        guard let due else { return }
+        do {
+            try await store.promote(kid: due.kid, at: instant, retiredRemoveAfter: instant + retiredLifetime)
+        } catch is SigningKeyConflict {
+            // Another replica promoted first; the reload shows its choice.
+        }
+        try await reload()
+    }
+
+    /// Adds a key and makes it current at once, skipping the publication delay (tests, and
+    /// `accountctl keys rotate --now`). Returns the new kid.
+    @discardableResult
+    package func rotateNow(retiredLifetime: TimeInterval) async throws -> String {
+        let kid = try await addNextKey()
+        let instant = now()
+        try await store.promote(kid: kid, at: instant, retiredRemoveAfter: instant + retiredLifetime)
+        try await reload()
+        return kid
+    }
+
+    // MARK: TokenSigner
+
+    nonisolated package func sign(claims: [String: JSONValue]) async throws -> String {
+        let key = try await signingKey()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let input = key.encodedHeader + "." + Base64URLStrict.encode(try encoder.encode(claims))
+        let signature = try key.privateKey.signature(for: Array(input.utf8), padding: .insecurePKCS1v1_5)
+        return input + "." + Base64URLStrict.encode(signature.rawRepresentation)
+    }
+
+    nonisolated package func verify(_ token: String) async throws -> [String: JSONValue] {
+        let invalid = AccountError(.invalidIDToken)
+        let parts = token.split(separator: ".", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 3,
+            let headerBytes = Base64URLStrict.decode(parts[0]),
+            let payloadBytes = Base64URLStrict.decode(parts[1]),
+            let signature = Base64URLStrict.decode(parts[2]),
+            let header = try? JSONDecoder().decode([String: JSONValue].self, from: Data(headerBytes)),
+            header["alg"] == .string("RS256"),
+            let kid = header["kid"]?.stringValue
+        else { throw invalid }
+        guard let publicKey = await verificationKey(kid: kid) else { throw invalid }
+        let signingInput = token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)
+        guard
+            publicKey.isValidSignature(
+                _RSA.Signing.RSASignature(rawRepresentation: signature), for: Array(signingInput), padding: .insecurePKCS1v1_5
+            ),
+            let payload = try? JSONDecoder().decode([String: JSONValue].self, from: Data(payloadBytes))
+        else { throw invalid }
+        return payload
+    }
+
+    package func publishedKeys() async throws -> [PublishedKey] {
+        try await refreshIfStale()
+        let instant = now()
+        return keys.values.filter { $0.isLive(at: instant) }
+            .sorted { ($0.record.createdAt, $0.record.kid) < ($1.record.createdAt, $1.record.kid) }
+            .map(\.published)
+    }
+
+    // MARK: Loading
+
+    private func signingKey() async throws -> SigningKey {
+        try await refreshIfStale()
+        if currentKID == nil { try await ensureCurrentKey() }
+        guard let kid = currentKID, let key = keys[kid] else {
+            throw KeyUnavailable(description: "no current signing key")
+        }
+        guard let privateKey = key.privateKey else {
+            throw KeyUnavailable(
+                description: "signing key \(kid) is sealed under key-encryption key \(key.record.kekID), "
+                    + "which is not this server's (\(sealer.kekID))"
+            )
+        }
+        return SigningKey(encodedHeader: key.encodedHeader, privateKey: privateKey)
+    }
+
+    private func verificationKey(kid: String) async -> _RSA.Signing.PublicKey? {
+        try? await refreshIfStale()
+        if let key = keys[kid], key.isLive(at: now()) { return key.publicKey }
+        guard Self.isDue(since: lastAttempt, interval: minimumReloadSpacing, at: now()) else { return nil }
+        try? await reload()
+        guard let key = keys[kid], key.isLive(at: now()) else { return nil }
+        return key.publicKey
+    }
+
+    /// Loads on first use and every `reloadInterval`. A failed periodic reload keeps the keys
+    /// already held and is retried after `minimumReloadSpacing`.
+    private func refreshIfStale() async throws {
+        guard let loadedAt else { return try await reload() }
+        let instant = now()
+        guard Self.isDue(since: loadedAt, interval: reloadInterval, at: instant),
+            Self.isDue(since: lastAttempt, interval: minimumReloadSpacing, at: instant)
+        else { return }
+        try? await reload()
+    }
+
+    /// Fetches the published keys and replaces the ones held, unless a fetch started later has
+    /// already been applied. Keys already decrypted are kept, with their records updated.
+    private func reload() async throws {
+        let instant = now()
+        lastAttempt = instant
+        startedFetches += 1
+        let fetch = startedFetches
+        let records = try await store.publishedKeys(at: instant)
+        guard fetch > appliedFetch else { return }
+        appliedFetch = fetch
+        var loaded: [String: LoadedKey] = [:]
+        for record in records {
+            if var key = keys[record.kid], key.record.publicKeyDER == record.publicKeyDER {
+                key.record = record
+                loaded[record.kid] = key
+            } else if let key = LoadedKey(record, sealer: sealer) {
+                loaded[record.kid] = key
+            }
+        }
+        keys = loaded
+        let current = loaded.values.map(\.record).filter { $0.state == .current }
+        currentKID = current.max { ($0.activatedAt ?? $0.createdAt) < ($1.activatedAt ?? $1.createdAt) }?.kid
+        loadedAt = instant
+    }
+
+    private func createCurrentKeyIfMissing() async throws {
+        try await reload()
+        guard currentKID == nil else { return }
+        let record = try await Self.makeKey(state: .current, at: now(), sealer: sealer)
+        do {
+            try await store.insert(record)
+        } catch is SigningKeyConflict {
+            // Another replica created the current key first; load it.
+        }
+        try await reload()
+        guard currentKID != nil else { throw KeyUnavailable(description: "the store has no current signing key") }
+    }
+
+    private static func isDue(since: Date?, interval: TimeInterval, at instant: Date) -> Bool {
+        guard let since else { return true }
+        let elapsed = instant.timeIntervalSince(since)
+        return elapsed >= interval || elapsed < 0
+    }
+
+    /// Generates an RSA-2048 key with a self-signed certificate and seals its private half. Runs off
+    /// the actor: key generation takes tens of milliseconds.
+    private nonisolated static func makeKey(
+        state: SigningKeyRecord.State, at instant: Date, sealer: KeySealer
+    ) async throws -> SigningKeyRecord {
+        let privateKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let publicKeyDER = Array(privateKey.publicKey.derRepresentation)
+        let certificateKey = Certificate.PrivateKey(privateKey)
+        let name = try DistinguishedName { CommonName("securetoken@accountd") }
+        let certificate = try Certificate(
+            version: .v3,
+            serialNumber: Certificate.SerialNumber(),
+            publicKey: certificateKey.publicKey,
+            notValidBefore: instant - 3600,
+            notValidAfter: instant + 10 * 365 * 86400,
+            issuer: name,
+            subject: name,
+            signatureAlgorithm: .sha256WithRSAEncryption,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+            },
+            issuerPrivateKey: certificateKey
+        )
+        return SigningKeyRecord(
+            kid: kid(forPublicKeyDER: publicKeyDER),
+            publicKeyDER: publicKeyDER,
+            certificatePEM: try certificate.serializeAsPEM().pemString,
+            sealedPrivateKey: try sealer.seal(Array(privateKey.derRepresentation)),
+            kekID: sealer.kekID,
+            state: state,
+            createdAt: instant
+        )
+    }
+}

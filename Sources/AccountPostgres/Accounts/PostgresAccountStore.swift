@@ -1,0 +1,250 @@
+public import AccountCore
+import Foundation
+public import Logging
+public import PostgresNIO
+
+/// The accounts and sessions port over PostgreSQL. Every write is one transaction that locks the
+/// user row first (so writers serialise per user and never deadlock on lock order), then the
+/// session rows; revocations are announced with `pg_notify` in the same transaction so every
+/// replica's cache drops them when they commit.
+package struct PostgresAccountStore: AccountStore {
+    let client: PostgresClient
+    let logger: Logger
+
+    /// The notification channel that carries revocations: `u:<localId>` or `s:<sessionId>`.
+    package static let revocationChannel = "accountd_revocation"
+
+    /// Creates the store over a running client.
+    package init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    // MARK: Reads
+
+    static let userColumns = """
+        u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_email, u.display_name, u.photo_url,
+        u.phone_number, u.disabled, u.custom_attributes, u.custom_auth, u.created_at, u.last_login_at, u.last_refresh_at,
+        u.valid_since, u.tokens_valid_after, u.credential_version,
+        p.algorithm, p.hash, p.salt, p.parameters::text, p.updated_at,
+        (SELECT coalesce(json_agg(json_build_array(f.provider_id, f.raw_id, f.email, f.display_name, f.photo_url,
+                 (extract(epoch FROM f.linked_at) * 1000)::bigint) ORDER BY f.linked_at), '[]')::text
+           FROM federated_identities f WHERE f.tenant_id = u.tenant_id AND f.local_id = u.local_id)
+        FROM users u LEFT JOIN password_credentials p ON p.tenant_id = u.tenant_id AND p.local_id = u.local_id
+        """
+
+    package func user(localID: String) async throws -> UserRecord? {
+        try await translating {
+            try await client.withConnection { try await Self.user(localID: localID, on: $0, logger: logger, lock: false) }
+        }
+    }
+
+    package func user(email: String) async throws -> UserRecord? {
+        try await translating {
+            let rows = try await client.query(
+                PostgresQuery(unsafeSQL: "SELECT \(Self.userColumns) WHERE u.tenant_id = '' AND lower(u.email) = lower($1)", binds: Self.binds(email)),
+                logger: logger
+            )
+            for try await row in rows { return try Self.decodeUser(row) }
+            return nil
+        }
+    }
+
+    package func users(localIDs: [String], emails: [String], phoneNumbers: [String]) async throws -> [UserRecord] {
+        try await translating {
+            var found: [UserRecord] = []
+            var seen = Set<String>()
+            let queries: [(String, [String])] = [
+                ("u.local_id = ANY($1)", localIDs), ("lower(u.email) = ANY($1)", emails.map { $0.lowercased() }),
+                ("u.phone_number = ANY($1)", phoneNumbers),
+            ]
+            for (condition, values) in queries where !values.isEmpty {
+                var binds = PostgresBindings()
+                binds.append(values)
+                let rows = try await client.query(
+                    PostgresQuery(unsafeSQL: "SELECT \(Self.userColumns) WHERE u.tenant_id = '' AND \(condition) ORDER BY u.local_id", binds: binds),
+                    logger: logger
+                )
+                for try await row in rows {
+                    let user = try Self.decodeUser(row)
+                    if seen.insert(user.localID).inserted { found.append(user) }
+                }
+            }
+            return found
+        }
+    }
+
+    package func sessionState(sessionID: String) async throws -> SessionState? {
+        try await translating {
+            let rows = try await client.query(
+                """
+                SELECT s.local_id, s.revoked_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > now()) AND NOT s.user_deleted,
+                       u.local_id IS NOT NULL, coalesce(u.disabled, false), coalesce(u.valid_since, 0)
+                FROM sessions s LEFT JOIN users u ON u.tenant_id = s.tenant_id AND u.local_id = s.local_id
+                WHERE s.session_id = \(sessionID)
+                """,
+                logger: logger
+            )
+            for try await (localID, live, exists, disabled, validSince) in rows.decode((String, Bool, Bool, Bool, Int64).self) {
+                return SessionState(localID: localID, sessionLive: live, userExists: exists, userDisabled: disabled, validSince: validSince)
+            }
+            return nil
+        }
+    }
+
+    static let sessionColumns = """
+        session_id, local_id, created_at, auth_time, sign_in_provider, sign_in_method, user_agent, ip_address,
+        last_refresh_at, refresh_generation, generation_issued_at, refresh_salt, refresh_key_id, last_mint_at,
+        expires_at, revoked_at, revoke_reason, user_deleted
+        """
+
+    package func sessions(localID: String, includeRevoked: Bool, limit: Int, before: SessionCursor?) async throws -> [SessionRecord] {
+        try await translating {
+            var binds = PostgresBindings()
+            binds.append(localID)
+            binds.append(includeRevoked)
+            binds.append(before?.createdAt ?? Date.distantFuture)
+            binds.append(before?.sessionID ?? "")
+            binds.append(limit)
+            let rows = try await client.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT \(Self.sessionColumns) FROM sessions
+                        WHERE tenant_id = '' AND local_id = $1 AND ($2 OR revoked_at IS NULL)
+                          AND (created_at, session_id) < ($3, CASE WHEN $4 = '' THEN chr(1114111) ELSE $4 END)
+                        ORDER BY created_at DESC, session_id DESC LIMIT $5
+                        """,
+                    binds: binds
+                ),
+                logger: logger
+            )
+            var sessions: [SessionRecord] = []
+            for try await row in rows { sessions.append(try Self.decodeSession(row)) }
+            return sessions
+        }
+    }
+
+    // MARK: Decoding (each entity in one place)
+
+    static func user(localID: String, on connection: PostgresConnection, logger: Logger, lock: Bool) async throws -> UserRecord? {
+        let sql = "SELECT \(userColumns) WHERE u.tenant_id = '' AND u.local_id = $1" + (lock ? " FOR UPDATE OF u" : "")
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds(localID)), logger: logger)
+        for try await row in rows { return try decodeUser(row) }
+        return nil
+    }
+
+    static func decodeUser(_ row: PostgresRow) throws -> UserRecord {
+        let c = row.makeRandomAccess()
+        var user = UserRecord(
+            localID: try c[0].decode(String.self),
+            email: try c[1].decode(String?.self),
+            emailVerified: try c[2].decode(Bool.self),
+            emailLinkSignin: try c[3].decode(Bool.self),
+            initialEmail: try c[4].decode(String?.self),
+            displayName: try c[5].decode(String?.self),
+            photoURL: try c[6].decode(String?.self),
+            phoneNumber: try c[7].decode(String?.self),
+            disabled: try c[8].decode(Bool.self),
+            customAttributes: try c[9].decode(String?.self),
+            customAuth: try c[10].decode(Bool.self),
+            createdAt: try c[11].decode(Date.self),
+            lastLoginAt: try c[12].decode(Date?.self),
+            lastRefreshAt: try c[13].decode(Date?.self),
+            validSince: try c[14].decode(Int64.self),
+            tokensValidAfter: try c[15].decode(Date.self),
+            credentialVersion: try c[16].decode(Int64.self)
+        )
+        if let algorithm = try c[17].decode(String?.self) {
+            let parameters = try c[20].decode(String?.self).flatMap { $0.data(using: .utf8) }
+                .flatMap { try? JSONDecoder().decode([String: String].self, from: $0) } ?? [:]
+            user.password = PasswordCredential(
+                stored: StoredPassword(
+                    algorithm: algorithm,
+                    hash: Array(try c[18].decode(Data.self)),
+                    salt: try c[19].decode(Data?.self).map(Array.init),
+                    parameters: parameters
+                ),
+                updatedAt: try c[21].decode(Date.self)
+            )
+        }
+        let links = try c[22].decode(String.self)
+        if links != "[]", let array = try? JSONDecoder().decode([[JSONValue]].self, from: Data(links.utf8)) {
+            user.federated = array.compactMap { item in
+                guard item.count == 6, let provider = item[0].stringValue, let raw = item[1].stringValue else { return nil }
+                return FederatedIdentity(
+                    providerID: provider, rawID: raw, email: item[2].stringValue, displayName: item[3].stringValue,
+                    photoURL: item[4].stringValue, linkedAt: Date(timeIntervalSince1970: Double(item[5].intValue ?? 0) / 1000)
+                )
+            }
+        }
+        return user
+    }
+
+    static func decodeSession(_ row: PostgresRow) throws -> SessionRecord {
+        let c = row.makeRandomAccess()
+        return SessionRecord(
+            sessionID: try c[0].decode(String.self),
+            localID: try c[1].decode(String.self),
+            createdAt: try c[2].decode(Date.self),
+            authTime: try c[3].decode(Int64.self),
+            signInProvider: try c[4].decode(String.self),
+            signInMethod: try c[5].decode(String.self),
+            userAgent: try c[6].decode(String?.self),
+            ipAddress: try c[7].decode(String?.self),
+            lastRefreshAt: try c[8].decode(Date?.self),
+            generation: try c[9].decode(Int64.self),
+            generationIssuedAt: try c[10].decode(Date.self),
+            salt: Array(try c[11].decode(Data.self)),
+            keyID: try c[12].decode(String.self),
+            lastMintAt: try c[13].decode(Date?.self),
+            expiresAt: try c[14].decode(Date?.self),
+            revokedAt: try c[15].decode(Date?.self),
+            revokeReason: try c[16].decode(String?.self).flatMap(RevokeReason.init(rawValue:)),
+            userDeleted: try c[17].decode(Bool.self)
+        )
+    }
+
+    static func binds(_ values: String...) -> PostgresBindings {
+        var binds = PostgresBindings()
+        for value in values { binds.append(value) }
+        return binds
+    }
+
+    // MARK: Errors
+
+    /// Runs `body`, translating database errors once, here: unique violations to the domain's
+    /// errors, lock and connection trouble to `unavailable` (503, retried by clients).
+    func translating<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PostgresTransactionError {
+            throw Self.translate(error.closureError ?? error.commitError ?? error.beginError ?? error)
+        } catch {
+            throw Self.translate(error)
+        }
+    }
+
+    static func translate(_ error: any Error) -> any Error {
+        if error is AccountError { return error }
+        if let transaction = error as? PostgresTransactionError {
+            return translate(transaction.closureError ?? transaction.commitError ?? transaction.beginError ?? transaction)
+        }
+        guard let psql = error as? PSQLError else { return error }
+        guard let state = psql.serverInfo?[.sqlState] else {
+            return AccountError(.unavailable, "The database is unreachable, retry shortly.")
+        }
+        switch state {
+        case "23505":
+            switch psql.serverInfo?[.constraintName] {
+            case "users_email_key": return AccountError(.emailExists)
+            case "users_phone_key": return AccountError(.phoneNumberExists)
+            case "users_pkey": return AccountError(.duplicateLocalID)
+            default: return error
+            }
+        case "55P03", "40P01", "40001", "57014":
+            return AccountError(.unavailable, "The account is busy, retry shortly.")
+        default:
+            return error
+        }
+    }
+}

@@ -1,0 +1,77 @@
+public import AccountCore
+public import Foundation
+public import Logging
+public import PostgresNIO
+
+/// Signing keys in PostgreSQL, shared by every replica; private keys arrive and leave sealed.
+package struct PostgresSigningKeyStore: SigningKeyStore {
+    let client: PostgresClient
+    let logger: Logger
+
+    /// Creates the store over a running client.
+    package init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    package func publishedKeys(at now: Date) async throws -> [SigningKeyRecord] {
+        let rows = try await client.query(
+            """
+            SELECT kid, public_key_der, certificate_pem, private_key_sealed, kek_id, state, created_at, activated_at, retired_at, remove_after
+            FROM signing_keys WHERE remove_after IS NULL OR remove_after > \(now) ORDER BY created_at
+            """,
+            logger: logger
+        )
+        var keys: [SigningKeyRecord] = []
+        for try await row in rows {
+            let c = row.makeRandomAccess()
+            keys.append(
+                SigningKeyRecord(
+                    kid: try c[0].decode(String.self),
+                    publicKeyDER: Array(try c[1].decode(Data.self)),
+                    certificatePEM: try c[2].decode(String.self),
+                    sealedPrivateKey: Array(try c[3].decode(Data.self)),
+                    kekID: try c[4].decode(String.self),
+                    state: SigningKeyRecord.State(rawValue: try c[5].decode(String.self)) ?? .retired,
+                    createdAt: try c[6].decode(Date.self),
+                    activatedAt: try c[7].decode(Date?.self),
+                    retiredAt: try c[8].decode(Date?.self),
+                    removeAfter: try c[9].decode(Date?.self)
+                )
+            )
+        }
+        return keys
+    }
+
+    package func insert(_ key: SigningKeyRecord) async throws {
+        do {
+            try await client.query(
+                """
+                INSERT INTO signing_keys (kid, public_key_der, certificate_pem, private_key_sealed, kek_id, state, created_at,
+                    activated_at, retired_at, remove_after)
+                VALUES (\(key.kid), \(Data(key.publicKeyDER)), \(key.certificatePEM), \(Data(key.sealedPrivateKey)), \(key.kekID),
+                    \(key.state.rawValue), \(key.createdAt), \(key.activatedAt), \(key.retiredAt), \(key.removeAfter))
+                """,
+                logger: logger
+            )
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+            throw SigningKeyConflict()
+        }
+    }
+
+    package func promote(kid: String, at now: Date, retiredRemoveAfter: Date) async throws {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query(
+                """
+                UPDATE signing_keys SET state = 'retired', retired_at = \(now), remove_after = \(retiredRemoveAfter)
+                WHERE state = 'current'
+                """,
+                logger: logger
+            )
+            try await connection.query(
+                "UPDATE signing_keys SET state = 'current', activated_at = \(now) WHERE kid = \(kid) AND state = 'next'",
+                logger: logger
+            )
+        }
+    }
+}
