@@ -42,6 +42,8 @@ struct Configuration: Sendable {
         settings.authorizedDomains = authorizedDomains
         settings.allowAnonymous = allowAnonymous
         settings.emailEnumerationProtection = emailEnumerationProtection
+        settings.recentLoginSeconds = recentLoginSeconds
+        settings.refreshReuseGraceSeconds = refreshReuseGraceSeconds
         return settings
     }
 
@@ -51,6 +53,10 @@ struct Configuration: Sendable {
     var allowAnonymous = false
     /// Email enumeration protection (`ACCOUNTD_EMAIL_ENUMERATION_PROTECTION`, default off).
     var emailEnumerationProtection = false
+    /// How recent a sign-in password/email changes and deletion need (`ACCOUNTD_RECENT_LOGIN_SECONDS`, 300; 0 = off).
+    var recentLoginSeconds: Int64 = 300
+    /// How long the previous refresh token stays tolerated (`ACCOUNTD_REFRESH_REUSE_GRACE_SECONDS`, 10).
+    var refreshReuseGraceSeconds: Double = 10
 
     /// Who may call, derived from the keys and tokens.
     var accessPolicy: AccessPolicy {
@@ -84,6 +90,8 @@ struct ConfigurationInput: Sendable {
     var migrationsDirectory: String?
     var dataDirectory: String?
     var migrate: Bool = false
+    /// Tuning knobs read only from the environment (`ACCOUNTD_ARGON2_MEMORY_KIB`, …).
+    var environment: [String: String] = [:]
 
     /// Fills every setting not given on the command line from the environment.
     func merged(withEnvironment environment: [String: String]) -> ConfigurationInput {
@@ -105,6 +113,7 @@ struct ConfigurationInput: Sendable {
         merged.migrationsDirectory = pick(migrationsDirectory, "ACCOUNTD_MIGRATIONS_DIR")
         merged.dataDirectory = pick(dataDirectory, "ACCOUNTD_DATA_DIR")
         merged.migrate = migrate || ["1", "true", "yes"].contains(environment["ACCOUNTD_MIGRATE"]?.lowercased() ?? "")
+        merged.environment = environment
         return merged
     }
 }
@@ -185,6 +194,22 @@ extension Configuration {
             problems.append("LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
         }
 
+        func flag(_ name: String) -> Bool {
+            ["1", "true", "yes", "on"].contains(input.environment[name]?.lowercased() ?? "")
+        }
+        func number(_ name: String, _ fallback: Int64, _ range: ClosedRange<Int64>) -> Int64 {
+            guard let raw = input.environment[name] else { return fallback }
+            guard let value = Int64(raw), range.contains(value) else {
+                problems.append("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+                return fallback
+            }
+            return value
+        }
+        let argon2Memory = number("ACCOUNTD_ARGON2_MEMORY_KIB", 19 * 1024, 8...4_194_304)
+        let argon2Iterations = number("ACCOUNTD_ARGON2_ITERATIONS", 2, 1...64)
+        let recentLogin = number("ACCOUNTD_RECENT_LOGIN_SECONDS", 300, 0...31_536_000)
+        let grace = number("ACCOUNTD_REFRESH_REUSE_GRACE_SECONDS", 10, 0...3600)
+
         if !problems.isEmpty {
             if !isDemo {
                 problems.append("only projects whose id starts with demo- run on development defaults")
@@ -204,7 +229,12 @@ extension Configuration {
             migrationsDirectory: input.migrationsDirectory ?? "migrations",
             dataDirectory: input.dataDirectory ?? ".accountd",
             migrateOnStart: input.migrate,
-            developmentDefaults: defaults
+            developmentDefaults: defaults,
+            passwordHashParameters: .init(memoryKiB: Int(argon2Memory), iterations: Int(argon2Iterations)),
+            allowAnonymous: flag("ACCOUNTD_ALLOW_ANONYMOUS"),
+            emailEnumerationProtection: flag("ACCOUNTD_EMAIL_ENUMERATION_PROTECTION"),
+            recentLoginSeconds: recentLogin,
+            refreshReuseGraceSeconds: Double(grace)
         )
     }
 

@@ -1,8 +1,9 @@
-@testable import accountd
 import AccountTesting
 import Foundation
 import NIOHTTP1
 import Testing
+
+@testable import accountd
 
 /// Reference §7 checklist, transport and sign-up/sign-in lines, over real HTTP and PostgreSQL.
 @Suite("Transport checks, sign-up and password sign-in")
@@ -71,7 +72,8 @@ struct PasswordAccountsTests {
     func signUp() async throws {
         try await withServer(database: try await TestDatabase.createMigrated()) { http in
             let api = API(http: http)
-            let reply = try await api.client("signUp", ["email": "Alice@Example.com", "password": "secret-pass", "returnSecureToken": true])
+            let reply = try await api.client(
+                "signUp", ["email": "Alice@Example.com", "password": "secret-pass", "returnSecureToken": true])
             #expect(reply.status == 200)
             #expect(reply.string("expiresIn") == "3600")
             #expect(reply.string("email") == "alice@example.com")
@@ -82,18 +84,23 @@ struct PasswordAccountsTests {
             #expect(claims["sid"] as? String != nil)
 
             #expect(try await api.client("signUp", ["email": "ALICE@EXAMPLE.COM", "password": "secret-pass"]).errorCode == "EMAIL_EXISTS")
-            #expect(try await api.client("signUp", ["email": "b@example.com", "password": "12345"]).errorMessage
-                == "WEAK_PASSWORD : Password should be at least 6 characters")
+            #expect(
+                try await api.client("signUp", ["email": "b@example.com", "password": "12345"]).errorMessage
+                    == "WEAK_PASSWORD : Password should be at least 6 characters")
             #expect(try await api.client("signUp", ["email": "x", "password": "secret-pass"]).errorCode == "INVALID_EMAIL")
             #expect(try await api.client("signUp", ["password": "secret-pass"]).errorCode == "MISSING_EMAIL")
             #expect(try await api.client("signUp", ["email": "c@example.com"]).errorCode == "MISSING_PASSWORD")
             #expect(try await api.client("signUp", [:]).errorCode == "ADMIN_ONLY_OPERATION")
-            #expect(try await api.client("signUp", ["localId": "x", "email": "d@example.com", "password": "secret-pass"]).errorMessage
-                == "UNEXPECTED_PARAMETER : User ID")
+            #expect(
+                try await api.client("signUp", ["localId": "x", "email": "d@example.com", "password": "secret-pass"]).errorMessage
+                    == "UNEXPECTED_PARAMETER : User ID")
 
             let created = try await http.post(
                 "/v1/projects/demo-test/accounts",
-                ["localId": "chosen-uid", "email": "e@example.com", "password": "secret-pass", "phoneNumber": "+15551234567", "emailVerified": true],
+                [
+                    "localId": "chosen-uid", "email": "e@example.com", "password": "secret-pass", "phoneNumber": "+15551234567",
+                    "emailVerified": true,
+                ],
                 headers: [API.admin]
             )
             #expect(created.status == 200)
@@ -121,24 +128,29 @@ struct PasswordAccountsTests {
             let sessions = try await api.admin("listSessions", ["localId": alice.localID])
             #expect((sessions.json["sessions"] as? [[String: Any]])?.count == 2)
 
-            #expect(try await api.client("signInWithPassword", ["email": "alice@example.com", "password": "nope-nope"]).errorCode
-                == "INVALID_PASSWORD")
-            #expect(try await api.client("signInWithPassword", ["email": "who@example.com", "password": "nope-nope"]).errorCode
-                == "EMAIL_NOT_FOUND")
+            #expect(
+                try await api.client("signInWithPassword", ["email": "alice@example.com", "password": "nope-nope"]).errorCode
+                    == "INVALID_PASSWORD")
+            #expect(
+                try await api.client("signInWithPassword", ["email": "who@example.com", "password": "nope-nope"]).errorCode
+                    == "EMAIL_NOT_FOUND")
             #expect(try await api.client("signInWithPassword", ["email": "alice@example.com"]).errorCode == "MISSING_PASSWORD")
             #expect(try await api.client("signInWithPassword", ["password": "x"]).errorCode == "MISSING_EMAIL")
 
             _ = try await api.admin("update", ["localId": alice.localID, "disableUser": true])
-            #expect(try await api.client("signInWithPassword", ["email": "alice@example.com", "password": "nope-nope"]).errorCode
-                == "INVALID_PASSWORD")
-            #expect(try await api.client("signInWithPassword", ["email": "alice@example.com", "password": "secret-pass"]).errorCode
-                == "USER_DISABLED")
+            #expect(
+                try await api.client("signInWithPassword", ["email": "alice@example.com", "password": "nope-nope"]).errorCode
+                    == "INVALID_PASSWORD")
+            #expect(
+                try await api.client("signInWithPassword", ["email": "alice@example.com", "password": "secret-pass"]).errorCode
+                    == "USER_DISABLED")
 
             // A user without a password (deleteProvider) gets INVALID_PASSWORD for any password.
             let bob = try await api.signUp("bob@example.com")
             _ = try await api.admin("update", ["localId": bob.localID, "deleteProvider": ["password"]])
-            #expect(try await api.client("signInWithPassword", ["email": "bob@example.com", "password": "secret-pass"]).errorCode
-                == "INVALID_PASSWORD")
+            #expect(
+                try await api.client("signInWithPassword", ["email": "bob@example.com", "password": "secret-pass"]).errorCode
+                    == "INVALID_PASSWORD")
         }
     }
 
@@ -149,10 +161,12 @@ struct PasswordAccountsTests {
         try await withServer(configuration, database: try await TestDatabase.createMigrated()) { http in
             let api = API(http: http)
             let alice = try await api.signUp("alice@example.com")
-            #expect(try await api.client("signInWithPassword", ["email": "alice@example.com", "password": "nope-nope"]).errorCode
-                == "INVALID_LOGIN_CREDENTIALS")
-            #expect(try await api.client("signInWithPassword", ["email": "who@example.com", "password": "nope-nope"]).errorCode
-                == "INVALID_LOGIN_CREDENTIALS")
+            #expect(
+                try await api.client("signInWithPassword", ["email": "alice@example.com", "password": "nope-nope"]).errorCode
+                    == "INVALID_LOGIN_CREDENTIALS")
+            #expect(
+                try await api.client("signInWithPassword", ["email": "who@example.com", "password": "nope-nope"]).errorCode
+                    == "INVALID_LOGIN_CREDENTIALS")
             let discovery = try await api.client("createAuthUri", ["identifier": "alice@example.com", "continueUri": "http://localhost"])
             #expect(discovery.json["registered"] == nil)
             #expect(discovery.string("sessionId") != nil)

@@ -1,13 +1,13 @@
+import AccountCrypto
 import AccountPostgres
 import AccountTesting
-import NIOHTTP1
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import NIOHTTP1
 
 @testable import accountd
-import AccountCrypto
 
 /// A configuration for tests: a demo project with explicit keys, tokens and key-encryption key.
 func testConfiguration(port: Int = 0) -> Configuration {
@@ -26,7 +26,8 @@ func testConfiguration(port: Int = 0) -> Configuration {
         migrateOnStart: false,
         developmentDefaults: [],
         // Cheap hashes keep the suite fast; the defaults are tested in AccountCryptoTests.
-        passwordHashParameters: .init(memoryKiB: 1024, iterations: 1)
+        passwordHashParameters: .init(memoryKiB: 1024, iterations: 1),
+        refreshReuseGraceSeconds: 2
     )
 }
 

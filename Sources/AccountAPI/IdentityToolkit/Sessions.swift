@@ -58,7 +58,9 @@ enum SessionsRPC {
                 limit: limit + 1, before: cursor
             )
             let page = Array(sessions.prefix(limit))
-            let next = sessions.count > limit ? page.last.map { "\(Int64(($0.createdAt.timeIntervalSince1970 * 1_000_000).rounded())).\($0.sessionID)" } : nil
+            let next =
+                sessions.count > limit
+                ? page.last.map { "\(Int64(($0.createdAt.timeIntervalSince1970 * 1_000_000).rounded())).\($0.sessionID)" } : nil
             return try WireEncoding.response(ListResponse(sessions: page.map(SessionWire.init), nextPageToken: next))
         }
     }
@@ -67,7 +69,8 @@ enum SessionsRPC {
         RPCEndpoint(access: .adminOnly) { call in
             let localID = try call.body.string("localId")
             let (revoked, validSince) = try await service.revokeSessions(localID: localID, sessionIDs: try call.body.strings("sessionIds"))
-            return try WireEncoding.response(RevokeResponse(localId: localID ?? "", revokedSessionIds: revoked, validSince: String(validSince)))
+            return try WireEncoding.response(
+                RevokeResponse(localId: localID ?? "", revokedSessionIds: revoked, validSince: String(validSince)))
         }
     }
 }

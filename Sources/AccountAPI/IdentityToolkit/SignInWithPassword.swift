@@ -17,7 +17,8 @@ enum SignInWithPasswordRPC {
             )
             return try WireEncoding.response(
                 WithTokens(
-                    base: Response(localId: signedIn.user.localID, email: signedIn.user.email ?? "", displayName: signedIn.user.displayName),
+                    base: Response(
+                        localId: signedIn.user.localID, email: signedIn.user.email ?? "", displayName: signedIn.user.displayName),
                     tokens: TokenBundleWire(signedIn.tokens, lifetime: service.settings.idTokenLifetimeSeconds)
                 )
             )

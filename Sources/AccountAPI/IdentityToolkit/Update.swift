@@ -25,7 +25,9 @@ enum UpdateRPC {
     }
 
     /// Fields only an admin may send (§4.7 B step 2).
-    static let adminOnlyFields = ["emailVerified", "disableUser", "phoneNumber", "customAttributes", "createdAt", "lastLoginAt", "linkProviderUserInfo"]
+    static let adminOnlyFields = [
+        "emailVerified", "disableUser", "phoneNumber", "customAttributes", "createdAt", "lastLoginAt", "linkProviderUserInfo",
+    ]
 
     static func endpoint(_ service: AccountService) -> RPCEndpoint {
         RPCEndpoint { call in

@@ -73,14 +73,19 @@ package struct ProviderUserInfoWire: Encodable, Sendable {
     static func list(for user: UserRecord) -> [ProviderUserInfoWire] {
         var list: [ProviderUserInfoWire] = []
         if user.hasPasswordProvider, let email = user.email {
-            list.append(.init(providerId: "password", rawId: email, federatedId: email, email: email, displayName: user.displayName, photoUrl: user.photoURL))
+            list.append(
+                .init(
+                    providerId: "password", rawId: email, federatedId: email, email: email, displayName: user.displayName,
+                    photoUrl: user.photoURL))
         }
         if let phone = user.phoneNumber {
             list.append(.init(providerId: "phone", rawId: phone, phoneNumber: phone))
         }
         for link in user.federated {
             list.append(
-                .init(providerId: link.providerID, rawId: link.rawID, federatedId: link.rawID, email: link.email, displayName: link.displayName, photoUrl: link.photoURL)
+                .init(
+                    providerId: link.providerID, rawId: link.rawID, federatedId: link.rawID, email: link.email,
+                    displayName: link.displayName, photoUrl: link.photoURL)
             )
         }
         return list

@@ -1,5 +1,5 @@
-public import Foundation
 package import AccountCore
+public import Foundation
 
 /// A request body with the leniency of Google's JSON parser (reference §1.2): camelCase or
 /// snake_case names, int64 as number or decimal string, booleans also as `"true"`/`"false"`,

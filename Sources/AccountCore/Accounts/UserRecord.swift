@@ -115,7 +115,9 @@ package struct FederatedIdentity: Sendable, Equatable {
     package var linkedAt: Date
 
     /// Creates a link.
-    package init(providerID: String, rawID: String, email: String? = nil, displayName: String? = nil, photoURL: String? = nil, linkedAt: Date) {
+    package init(
+        providerID: String, rawID: String, email: String? = nil, displayName: String? = nil, photoURL: String? = nil, linkedAt: Date
+    ) {
         self.providerID = providerID
         self.rawID = rawID
         self.email = email

@@ -18,7 +18,8 @@ extension PostgresAccountStore {
                     logger: logger
                 )
                 if let credential = user.password {
-                    try await Self.writePassword(credential.stored, localID: user.localID, now: credential.updatedAt, on: connection, logger: logger)
+                    try await Self.writePassword(
+                        credential.stored, localID: user.localID, now: credential.updatedAt, on: connection, logger: logger)
                 }
                 var ticket: MintTicket?
                 if let session {
@@ -44,7 +45,8 @@ extension PostgresAccountStore {
                 if user.disabled { throw AccountError(.userDisabled) }
                 if let upgradedPassword {
                     // Same credential version: the imported hash is swapped for the native one, not a change.
-                    try await Self.writePassword(upgradedPassword, localID: localID, now: user.password?.updatedAt ?? now, on: connection, logger: logger)
+                    try await Self.writePassword(
+                        upgradedPassword, localID: localID, now: user.password?.updatedAt ?? now, on: connection, logger: logger)
                 }
                 try await connection.query(
                     "UPDATE users SET last_login_at = \(now) WHERE tenant_id = '' AND local_id = \(localID)",
@@ -68,13 +70,19 @@ extension PostgresAccountStore {
                 if let guardSession { try await Self.check(guardSession, user: user, on: connection, logger: logger) }
                 try await Self.apply(change, to: user, now: now, on: connection, logger: logger)
                 var reason: RevokeReason?
-                if change.password != nil { reason = .passwordChanged }
-                else if change.email != .keep { reason = .emailChanged }
-                else if change.disabled == true && !user.disabled { reason = .userDisabled }
-                else if change.revokeAll { reason = .allSessionsRevoked }
+                if change.password != nil {
+                    reason = .passwordChanged
+                } else if change.email != .keep {
+                    reason = .emailChanged
+                } else if change.disabled == true && !user.disabled {
+                    reason = .userDisabled
+                } else if change.revokeAll {
+                    reason = .allSessionsRevoked
+                }
                 var current = user
                 if let reason {
-                    current.validSince = try await Self.revokeAll(user: user, reason: reason, now: now, on: connection, logger: logger).validSince
+                    current.validSince = try await Self.revokeAll(user: user, reason: reason, now: now, on: connection, logger: logger)
+                        .validSince
                 }
                 var ticket: MintTicket?
                 if let replacement {
@@ -154,7 +162,8 @@ extension PostgresAccountStore {
     // MARK: Steps shared by the transactions (the connection is inside one)
 
     /// Inserts a session and records its first mint: `iat` = max(now's second, V), `auth_time` = iat.
-    static func insertSession(_ session: NewSession, user: UserRecord, now: Date, on connection: PostgresConnection, logger: Logger) async throws
+    static func insertSession(_ session: NewSession, user: UserRecord, now: Date, on connection: PostgresConnection, logger: Logger)
+        async throws
         -> MintTicket
     {
         let issuedAt = RevocationRules.issuedAt(now: now, validSince: user.validSince)
@@ -218,7 +227,9 @@ extension PostgresAccountStore {
         try await connection.query("SELECT pg_notify(\(revocationChannel), \("u:" + localID))", logger: logger)
     }
 
-    static func writePassword(_ stored: StoredPassword, localID: String, now: Date, on connection: PostgresConnection, logger: Logger) async throws {
+    static func writePassword(_ stored: StoredPassword, localID: String, now: Date, on connection: PostgresConnection, logger: Logger)
+        async throws
+    {
         let parameters = String(decoding: try JSONEncoder().encode(stored.parameters), as: UTF8.self)
         try await connection.query(
             """
@@ -232,7 +243,8 @@ extension PostgresAccountStore {
     }
 
     /// Writes the fields of a change (reference §4.7 effects); revocation is the caller's.
-    static func apply(_ change: UserChange, to user: UserRecord, now: Date, on connection: PostgresConnection, logger: Logger) async throws {
+    static func apply(_ change: UserChange, to user: UserRecord, now: Date, on connection: PostgresConnection, logger: Logger) async throws
+    {
         let localID = user.localID
         func set(_ column: String, _ value: FieldChange<String>) async throws {
             switch value {
@@ -247,7 +259,8 @@ extension PostgresAccountStore {
                 )
             case .clear:
                 try await connection.query(
-                    PostgresQuery(unsafeSQL: "UPDATE users SET \(column) = NULL WHERE tenant_id = '' AND local_id = $1", binds: binds(localID)),
+                    PostgresQuery(
+                        unsafeSQL: "UPDATE users SET \(column) = NULL WHERE tenant_id = '' AND local_id = $1", binds: binds(localID)),
                     logger: logger
                 )
             }
@@ -314,10 +327,12 @@ extension PostgresAccountStore {
             }
         }
         if let disabled = change.disabled {
-            try await connection.query("UPDATE users SET disabled = \(disabled) WHERE tenant_id = '' AND local_id = \(localID)", logger: logger)
+            try await connection.query(
+                "UPDATE users SET disabled = \(disabled) WHERE tenant_id = '' AND local_id = \(localID)", logger: logger)
         }
         if let createdAt = change.createdAt {
-            try await connection.query("UPDATE users SET created_at = \(createdAt) WHERE tenant_id = '' AND local_id = \(localID)", logger: logger)
+            try await connection.query(
+                "UPDATE users SET created_at = \(createdAt) WHERE tenant_id = '' AND local_id = \(localID)", logger: logger)
         }
         if let lastLoginAt = change.lastLoginAt {
             try await connection.query(

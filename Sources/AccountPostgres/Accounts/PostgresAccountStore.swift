@@ -42,7 +42,8 @@ package struct PostgresAccountStore: AccountStore {
     package func user(email: String) async throws -> UserRecord? {
         try await translating {
             let rows = try await client.query(
-                PostgresQuery(unsafeSQL: "SELECT \(Self.userColumns) WHERE u.tenant_id = '' AND lower(u.email) = lower($1)", binds: Self.binds(email)),
+                PostgresQuery(
+                    unsafeSQL: "SELECT \(Self.userColumns) WHERE u.tenant_id = '' AND lower(u.email) = lower($1)", binds: Self.binds(email)),
                 logger: logger
             )
             for try await row in rows { return try Self.decodeUser(row) }
@@ -62,7 +63,8 @@ package struct PostgresAccountStore: AccountStore {
                 var binds = PostgresBindings()
                 binds.append(values)
                 let rows = try await client.query(
-                    PostgresQuery(unsafeSQL: "SELECT \(Self.userColumns) WHERE u.tenant_id = '' AND \(condition) ORDER BY u.local_id", binds: binds),
+                    PostgresQuery(
+                        unsafeSQL: "SELECT \(Self.userColumns) WHERE u.tenant_id = '' AND \(condition) ORDER BY u.local_id", binds: binds),
                     logger: logger
                 )
                 for try await row in rows {
@@ -155,7 +157,8 @@ package struct PostgresAccountStore: AccountStore {
             credentialVersion: try c[16].decode(Int64.self)
         )
         if let algorithm = try c[17].decode(String?.self) {
-            let parameters = try c[20].decode(String?.self).flatMap { $0.data(using: .utf8) }
+            let parameters =
+                try c[20].decode(String?.self).flatMap { $0.data(using: .utf8) }
                 .flatMap { try? JSONDecoder().decode([String: String].self, from: $0) } ?? [:]
             user.password = PasswordCredential(
                 stored: StoredPassword(

@@ -1,0 +1,57 @@
+import AccountTesting
+import Foundation
+import Testing
+
+@testable import accountd
+
+/// Two accountd instances on one database, as replicas behind a load balancer.
+@Suite("Two replicas on one database")
+struct ReplicaTests {
+    @Test("a revocation on one replica is seen by the other's warm cache within a second; both sign with one key")
+    func revocationCrossesReplicas() async throws {
+        let database = try await TestDatabase.createMigrated()
+        try await withServer(database: database) { httpA in
+            try await withServer(database: database) { httpB in
+                let a = API(http: httpA)
+                let b = API(http: httpB)
+                let jwksA = try await httpA.get("/.well-known/jwks.json").json["keys"] as? [[String: Any]]
+                let jwksB = try await httpB.get("/.well-known/jwks.json").json["keys"] as? [[String: Any]]
+                #expect(jwksA?.count == 1)
+                #expect(jwksA?.first?["kid"] as? String == jwksB?.first?["kid"] as? String)
+
+                let s1 = try await a.signUp("alice@example.com")
+                let s2 = try await a.signIn("alice@example.com")
+                // Warm B's cache for both sessions.
+                for session in [s1, s2] {
+                    #expect(try await b.admin("verifyIdToken", ["idToken": session.idToken, "checkRevoked": true]).status == 200)
+                }
+                // One session revoked on A.
+                let sid1 = try #require(s1.claims["sid"] as? String)
+                #expect(try await a.admin("revokeSessions", ["localId": s1.localID, "sessionIds": [sid1]]).status == 200)
+                let seenIn = try await Self.timeUntil(limit: .seconds(1)) {
+                    try await b.admin("verifyIdToken", ["idToken": s1.idToken, "checkRevoked": true]).errorCode == "ID_TOKEN_REVOKED"
+                }
+                #expect(seenIn != nil, "replica B still accepted a revoked session after 1 s")
+                #expect(try await b.admin("verifyIdToken", ["idToken": s2.idToken, "checkRevoked": true]).status == 200)
+
+                // All of the user's sessions revoked on B; A sees it.
+                #expect(try await b.admin("update", ["localId": s1.localID, "validSince": "0"]).status == 200)
+                let allSeenIn = try await Self.timeUntil(limit: .seconds(1)) {
+                    try await a.client("lookup", ["idToken": s2.idToken]).errorCode == "TOKEN_EXPIRED"
+                }
+                #expect(allSeenIn != nil, "replica A still accepted a revoked user's token after 1 s")
+                #expect(try await a.refresh(s2.refreshToken).errorCode == "TOKEN_EXPIRED")
+            }
+        }
+    }
+
+    /// Polls `condition` until it holds or `limit` passes; returns how long it took.
+    static func timeUntil(limit: Duration, _ condition: () async throws -> Bool) async throws -> Duration? {
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < limit {
+            if try await condition() { return ContinuousClock.now - start }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return nil
+    }
+}
