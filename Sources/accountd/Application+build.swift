@@ -27,9 +27,10 @@ func buildApplication(
         currentKeyID: refreshKeyID
     )
     let cache = RevocationCache()
+    let store = PostgresAccountStore(client: postgres, logger: logger)
     let service = AccountService(
         settings: configuration.projectSettings,
-        store: PostgresAccountStore(client: postgres, logger: logger),
+        store: store,
         hasher: Argon2idHasher(parameters: configuration.passwordHashParameters),
         signer: keyRing,
         refreshCodec: refreshCodec,
@@ -40,6 +41,7 @@ func buildApplication(
     routes.addHealth(readiness: PostgresReadinessProbe(migrator: migrator))
     routes.addKeys(signer: keyRing)
     routes.addAccounts(service: service)
+    routes.addActionCodes(service: ActionCodeService(accounts: service, store: store), access: configuration.accessPolicy)
 
     var app = Application(
         responder: APIResponder(routes: routes, access: configuration.accessPolicy),

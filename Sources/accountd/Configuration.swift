@@ -44,6 +44,10 @@ struct Configuration: Sendable {
         settings.emailEnumerationProtection = emailEnumerationProtection
         settings.recentLoginSeconds = recentLoginSeconds
         settings.refreshReuseGraceSeconds = refreshReuseGraceSeconds
+        settings.actionHandlerURL = actionHandlerURL ?? "\(publicURL ?? "http://\(host):\(port == 0 ? 9099 : port)")/__/auth/action"
+        settings.linkDomains = linkDomains ?? [URLComponents(string: settings.actionHandlerURL)?.host ?? host]
+        settings.dynamicLinkDomains = dynamicLinkDomains
+        settings.productName = productName
         return settings
     }
 
@@ -55,6 +59,16 @@ struct Configuration: Sendable {
     var emailEnumerationProtection = false
     /// How recent a sign-in password/email changes and deletion need (`ACCOUNTD_RECENT_LOGIN_SECONDS`, 300; 0 = off).
     var recentLoginSeconds: Int64 = 300
+    /// The URL the service is reached at from browsers (`ACCOUNTD_PUBLIC_URL`, default http://HOST:PORT).
+    var publicURL: String?
+    /// Where action links point (`ACCOUNTD_ACTION_HANDLER_URL`, default PUBLIC_URL/__/auth/action).
+    var actionHandlerURL: String?
+    /// Hosts app links may use (`ACCOUNTD_LINK_DOMAINS`, default the action handler's host).
+    var linkDomains: [String]?
+    /// Legacy Dynamic Links domains (`ACCOUNTD_DYNAMIC_LINK_DOMAINS`).
+    var dynamicLinkDomains: [String] = []
+    /// The product name in emails (`ACCOUNTD_PRODUCT_NAME`).
+    var productName = "accountd"
     /// How long the previous refresh token stays tolerated (`ACCOUNTD_REFRESH_REUSE_GRACE_SECONDS`, 10).
     var refreshReuseGraceSeconds: Double = 10
 
@@ -234,6 +248,11 @@ extension Configuration {
             allowAnonymous: flag("ACCOUNTD_ALLOW_ANONYMOUS"),
             emailEnumerationProtection: flag("ACCOUNTD_EMAIL_ENUMERATION_PROTECTION"),
             recentLoginSeconds: recentLogin,
+            publicURL: input.environment["ACCOUNTD_PUBLIC_URL"].map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 },
+            actionHandlerURL: input.environment["ACCOUNTD_ACTION_HANDLER_URL"],
+            linkDomains: input.environment["ACCOUNTD_LINK_DOMAINS"].map { Self.list($0).map { $0.lowercased() } },
+            dynamicLinkDomains: input.environment["ACCOUNTD_DYNAMIC_LINK_DOMAINS"].map { Self.list($0).map { $0.lowercased() } } ?? [],
+            productName: input.environment["ACCOUNTD_PRODUCT_NAME"] ?? "accountd",
             refreshReuseGraceSeconds: Double(grace)
         )
     }

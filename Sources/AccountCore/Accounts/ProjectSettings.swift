@@ -13,6 +13,16 @@ package struct ProjectSettings: Sendable {
     package var idTokenLifetimeSeconds: Int64 = 3600
     package var passwordPolicy = PasswordPolicy.firebase
     package var authorizedDomains: [String] = ["localhost"]
+    /// Where email action links point (accountd's own `/__/auth/action` by default).
+    package var actionHandlerURL = "http://127.0.0.1:9099/__/auth/action"
+    /// Hosts app links may be built on (default: the action handler's host).
+    package var linkDomains: [String] = ["127.0.0.1"]
+    /// Legacy Dynamic Links domains accepted in `dynamicLinkDomain`.
+    package var dynamicLinkDomains: [String] = []
+    /// How long codes live.
+    package var codeLifetimes = ActionCodeLifetimes()
+    /// The product name emails use.
+    package var productName = "accountd"
 
     /// Settings with reference defaults.
     package init(projectID: String) {

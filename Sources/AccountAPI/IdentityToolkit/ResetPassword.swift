@@ -1,0 +1,54 @@
+package import AccountCore
+
+/// `accounts:resetPassword` (reference §4.8): check a code, or reset the password with it.
+enum ResetPasswordRPC {
+    struct Response: Encodable, Sendable {
+        var kind = "identitytoolkit#ResetPasswordResponse"
+        var requestType: String
+        var email: String?
+        var newEmail: String?
+    }
+
+    static func endpoint(_ service: ActionCodeService) -> RPCEndpoint {
+        RPCEndpoint { call in
+            let (record, user) = try await service.resetPassword(
+                code: try call.body.string("oobCode"), newPassword: try call.body.string("newPassword")
+            )
+            let email: String? = record.kind == .emailSignIn ? nil : (user?.email ?? record.email)
+            let newEmail = record.kind == .verifyAndChangeEmail || record.kind == .recoverEmail ? record.newEmail : nil
+            return try WireEncoding.response(Response(requestType: record.kind.rawValue, email: email, newEmail: newEmail))
+        }
+    }
+}
+
+/// `accounts:update` with `oobCode` (applyActionCode, reference §4.7 A).
+enum ApplyActionCodeRPC {
+    struct Response: Encodable, Sendable {
+        var kind = "identitytoolkit#SetAccountInfoResponse"
+        var localId: String
+        var email: String?
+        var emailVerified: Bool
+        var providerUserInfo: [ProviderUserInfoWire]
+    }
+
+    static func respond(_ service: ActionCodeService, call: RPCCall, code: String, access: AccessPolicy) async throws -> Response {
+        let user = try await service.apply(code: code, apiKey: call.apiKey(access))
+        return Response(localId: user.localID, email: user.email, emailVerified: user.emailVerified, providerUserInfo: ProviderUserInfoWire.list(for: user))
+    }
+}
+
+extension APIRoutes {
+    /// Adds the email-action RPCs (and `update`'s `oobCode` form).
+    package mutating func addActionCodes(service: ActionCodeService, access: AccessPolicy) {
+        rpcs["sendOobCode"] = SendOobCodeRPC.endpoint(service, access: access)
+        rpcs["signInWithEmailLink"] = SignInWithEmailLinkRPC.endpoint(service, access: access)
+        rpcs["resetPassword"] = ResetPasswordRPC.endpoint(service)
+        let update = UpdateRPC.endpoint(service.accounts)
+        rpcs["update"] = RPCEndpoint { call in
+            if let code = try call.body.nonEmptyString("oobCode") {
+                return try WireEncoding.response(try await ApplyActionCodeRPC.respond(service, call: call, code: code, access: access))
+            }
+            return try await update.handler(call)
+        }
+    }
+}

@@ -1,0 +1,217 @@
+public import Foundation
+
+/// Email actions (reference §4.3, §4.4, §4.7 A, §4.8): sending codes with their links, applying
+/// them, resetting passwords, and email-link sign-in with the unverified-account rule.
+package struct ActionCodeService: Sendable {
+    package let accounts: AccountService
+    package let store: any ActionCodeStore
+
+    /// Wires the service.
+    package init(accounts: AccountService, store: any ActionCodeStore) {
+        self.accounts = accounts
+        self.store = store
+    }
+
+    package var settings: ProjectSettings { accounts.settings }
+
+    /// A `sendOobCode` request, parsed.
+    package struct SendRequest: Sendable {
+        package var requestType: String?
+        package var email: String?
+        package var newEmail: String?
+        package var idToken: String?
+        package var returnOobLink = false
+        package var settings = ActionCodeSettings()
+        package var isAdmin = false
+        /// The API key the link carries.
+        package var apiKey: String
+        package var lang = "en"
+
+        /// Creates a request.
+        package init(apiKey: String) { self.apiKey = apiKey }
+    }
+
+    /// What `sendOobCode` answers.
+    package struct SendResult: Sendable, Equatable {
+        /// The account's current address (the old one for a change).
+        package var email: String
+        /// For admins that asked for the link back.
+        package var oobCode: String?
+        package var oobLink: String?
+    }
+
+    /// `accounts:sendOobCode`, steps 1–8 of reference §4.3 in order.
+    package func send(_ request: SendRequest) async throws -> SendResult {
+        guard let rawType = request.requestType, !rawType.isEmpty else { throw AccountError(.missingRequestType) }
+        guard let kind = ActionCodeKind(requestType: rawType) else {
+            throw AccountError(.invalidRequestType, "Unsupported request type")
+        }
+        if request.returnOobLink && !request.isAdmin { throw AccountError(.insufficientPermission) }
+        if kind == .emailSignIn && !settings.emailLinkSignin { throw AccountError(.operationNotAllowed) }
+
+        // Step 4: identity fields.
+        var email: String?
+        var newEmail: String?
+        switch kind {
+        case .passwordReset, .emailSignIn:
+            email = try AccountService.requireEmail(request.email)
+        case .verifyEmail, .verifyAndChangeEmail:
+            if kind == .verifyAndChangeEmail {
+                guard let raw = request.newEmail, !raw.isEmpty else { throw AccountError(.missingNewEmail) }
+                guard let normalized = EmailAddress.normalize(raw) else { throw AccountError(.invalidNewEmail) }
+                newEmail = normalized
+            }
+            if request.isAdmin && request.idToken == nil {
+                email = try AccountService.requireEmail(request.email)
+            } else if request.idToken == nil {
+                throw AccountError(.missingIDToken)
+            }
+        case .recoverEmail:
+            throw AccountError(.invalidRequestType, "Unsupported request type")
+        }
+
+        // Step 5: ActionCodeSettings.
+        try request.settings.validate(kind: kind, project: settings)
+
+        // Step 6: the ID token.
+        var user: UserRecord?
+        if let idToken = request.idToken, kind == .verifyEmail || kind == .verifyAndChangeEmail {
+            let caller = try await accounts.authenticate(idToken)
+            if kind == .verifyAndChangeEmail && !request.isAdmin { try accounts.requireRecentLogin(caller) }
+            user = try await accounts.store.user(localID: caller.localID)
+            guard user != nil else { throw AccountError(.userNotFound) }
+        }
+
+        // Step 7: account state; protection hides existence from clients.
+        let hide = settings.emailEnumerationProtection && !request.isAdmin
+        switch kind {
+        case .passwordReset:
+            let found = try await accounts.store.user(email: email!)
+            guard let found, !found.disabled else {
+                if hide { return SendResult(email: email!) }
+                throw AccountError(found == nil ? .emailNotFound : .userDisabled)
+            }
+            user = found
+        case .verifyEmail, .verifyAndChangeEmail:
+            if user == nil {
+                user = try await accounts.store.user(email: email!)
+                guard user != nil else { throw AccountError(.userNotFound) }
+            }
+            guard let address = user!.email else { throw AccountError(.missingEmail) }
+            email = address
+            if kind == .verifyEmail, user!.disabled { throw AccountError(.userDisabled) }
+            if let newEmail, let owner = try await accounts.store.user(email: newEmail), owner.localID != user!.localID {
+                if hide { return SendResult(email: address) }
+                throw AccountError(.emailExists)
+            }
+        case .emailSignIn:
+            user = try await accounts.store.user(email: email!)
+        case .recoverEmail:
+            break
+        }
+
+        // Step 8: the code, and its email in the same transaction.
+        let code = NewActionCode(
+            random: accounts.random, kind: kind, localID: user?.localID, email: email!, newEmail: newEmail,
+            settingsJSON: request.settings.json, lang: request.lang, now: accounts.clock.now(), lifetimes: settings.codeLifetimes
+        )
+        let link = request.settings.link(kind: kind, code: code.code, apiKey: request.apiKey, lang: request.lang, project: settings)
+        let message = request.returnOobLink
+            ? nil
+            : EmailTemplates.message(
+                kind: kind.emailKind, to: newEmail ?? email!, link: link, lang: request.lang, productName: settings.productName,
+                newEmail: newEmail
+            )
+        try await store.store([OutgoingCode(code: code, email: message)])
+        return SendResult(email: email!, oobCode: request.returnOobLink ? code.code : nil, oobLink: request.returnOobLink ? link : nil)
+    }
+
+    /// A recover code for `user` after its email moves away from `oldEmail`, with its notice.
+    func recoverNotice(localID: String, currentEmail: String, oldEmail: String, lang: String, apiKey: String) -> OutgoingCode {
+        let code = NewActionCode(
+            random: accounts.random, kind: .recoverEmail, localID: localID, email: currentEmail, newEmail: oldEmail,
+            settingsJSON: "{}", lang: lang, now: accounts.clock.now(), lifetimes: settings.codeLifetimes
+        )
+        let link = ActionCodeSettings().link(kind: .recoverEmail, code: code.code, apiKey: apiKey, lang: lang, project: settings)
+        let message = EmailTemplates.message(
+            kind: .recoverEmail, to: oldEmail, link: link, lang: lang, productName: settings.productName, newEmail: currentEmail
+        )
+        return OutgoingCode(code: code, email: message)
+    }
+
+    /// `accounts:update` with `oobCode` (reference §4.7 A).
+    package func apply(code: String, apiKey: String) async throws -> UserRecord {
+        guard let record = try await store.code(code) else { throw AccountError(.invalidOOBCode) }
+        try record.requireUsable(kinds: [.verifyEmail, .verifyAndChangeEmail, .recoverEmail], now: accounts.clock.now())
+        var recover: OutgoingCode?
+        if record.kind == .verifyAndChangeEmail, let localID = record.localID, let newEmail = record.newEmail {
+            recover = recoverNotice(localID: localID, currentEmail: newEmail, oldEmail: record.email, lang: record.lang, apiKey: apiKey)
+        }
+        let user = try await store.apply(code, recover: recover, now: accounts.clock.now())
+        if record.kind != .verifyEmail { accounts.cache.invalidate(user: user.localID) }
+        return user
+    }
+
+    /// `accounts:resetPassword` (reference §4.8): check only without `newPassword`.
+    package func resetPassword(code: String?, newPassword: String?) async throws -> (ActionCodeRecord, UserRecord?) {
+        guard let code, !code.isEmpty else { throw AccountError(.missingOOBCode) }
+        guard let record = try await store.code(code) else { throw AccountError(.invalidOOBCode) }
+        guard record.usedAt == nil else { throw AccountError(.invalidOOBCode) }
+        guard record.expiresAt > accounts.clock.now() else { throw AccountError(.expiredOOBCode) }
+        guard let newPassword else {
+            if let localID = record.localID, let user = try await accounts.store.user(localID: localID), user.disabled {
+                throw AccountError(.userDisabled)
+            }
+            return (record, nil)
+        }
+        guard settings.allowPasswordSignup else { throw AccountError(.passwordLoginDisabled) }
+        guard record.kind == .passwordReset else { throw AccountError(.invalidOOBCode) }
+        try settings.passwordPolicy.check(newPassword)
+        let hashed = try await accounts.hasher.hash(newPassword)
+        let user = try await store.resetPassword(code, password: hashed, now: accounts.clock.now())
+        accounts.cache.invalidate(user: user.localID)
+        return (record, user)
+    }
+
+    /// `accounts:signInWithEmailLink` (reference §4.4).
+    package func signInWithEmailLink(
+        email rawEmail: String?, code: String?, idToken: String?, client: AccountService.Client, apiKey: String
+    ) async throws -> AccountService.SignedIn {
+        guard settings.emailLinkSignin else { throw AccountError(.operationNotAllowed) }
+        let email = try AccountService.requireEmail(rawEmail)
+        guard let code, !code.isEmpty else { throw AccountError(.missingOOBCode) }
+        guard let record = try await store.code(code) else { throw AccountError(.invalidOOBCode) }
+        try record.requireUsable(kinds: [.emailSignIn], now: accounts.clock.now())
+        guard record.email == email else {
+            throw AccountError(.invalidEmail, "The email provided does not match the sign-in email address.")
+        }
+        var linkTo: (localID: String, guardSession: SessionGuard)?
+        var recover: OutgoingCode?
+        let provider = "password"  // email-link sessions sign in with the password provider (§3.1)
+        if let idToken, !idToken.isEmpty {
+            let caller = try await accounts.authenticate(idToken)
+            linkTo = (caller.localID, caller.sessionGuard)
+            if let current = try await accounts.store.user(localID: caller.localID), let old = current.email, old != email {
+                recover = recoverNotice(localID: caller.localID, currentEmail: email, oldEmail: old, lang: record.lang, apiKey: apiKey)
+            }
+        }
+        // Two first-time completions for one new email: the unique index decides, the loser runs
+        // again as a sign-in of the now existing account.
+        for attempt in 0..<2 {
+            let session = accounts.newSession(provider: provider, method: "emailLink", client: client)
+            do {
+                let (user, ticket, isNewUser) = try await store.completeEmailLink(
+                    EmailLinkCompletion(
+                        code: code, email: email, newLocalID: LocalID.generate(accounts.random), linkTo: linkTo, session: session,
+                        recover: recover, now: accounts.clock.now()
+                    )
+                )
+                accounts.cache.invalidate(user: user.localID)
+                return AccountService.SignedIn(user: user, tokens: try await accounts.mint(user, session, ticket), isNewUser: isNewUser)
+            } catch let error as AccountError where error.code == .emailExists && linkTo == nil && attempt == 0 {
+                continue
+            }
+        }
+        throw AccountError(.unavailable)
+    }
+}

@@ -1,0 +1,262 @@
+public import AccountCore
+import Crypto
+public import Foundation
+import Logging
+import PostgresNIO
+
+extension PostgresAccountStore: ActionCodeStore {
+    /// SHA-256 of a code: what the table keys on.
+    static func hash(_ code: String) -> Data {
+        Data(SHA256.hash(data: Data(code.utf8)))
+    }
+
+    package func store(_ codes: [OutgoingCode]) async throws {
+        try await translating {
+            try await client.withTransaction(logger: logger) { connection in
+                for outgoing in codes {
+                    try await Self.insert(outgoing, on: connection, logger: logger)
+                }
+            }
+        }
+    }
+
+    package func code(_ code: String) async throws -> ActionCodeRecord? {
+        try await translating {
+            try await client.withConnection { connection in
+                try await Self.code(code, on: connection, logger: logger, lock: false)
+            }
+        }
+    }
+
+    package func apply(_ code: String, recover: OutgoingCode?, now: Date) async throws -> UserRecord {
+        try await translating {
+            try await client.withTransaction(logger: logger) { connection in
+                guard let record = try await Self.code(code, on: connection, logger: logger, lock: true) else {
+                    throw AccountError(.invalidOOBCode)
+                }
+                try record.requireUsable(kinds: [.verifyEmail, .verifyAndChangeEmail, .recoverEmail], now: now)
+                guard let localID = record.localID,
+                    let user = try await Self.user(localID: localID, on: connection, logger: logger, lock: true)
+                else { throw AccountError(.emailNotFound) }
+                if user.disabled { throw AccountError(.userDisabled) }
+                guard user.email == record.email else { throw AccountError(.invalidOOBCode) }
+                switch record.kind {
+                case .verifyEmail:
+                    try await connection.query(
+                        "UPDATE users SET email_verified = true WHERE tenant_id = '' AND local_id = \(localID)", logger: logger
+                    )
+                case .verifyAndChangeEmail, .recoverEmail:
+                    guard let target = record.newEmail else { throw AccountError(.invalidOOBCode) }
+                    if let owner = try await Self.localID(ofEmail: target, on: connection, logger: logger), owner != localID {
+                        throw AccountError(.emailExists)
+                    }
+                    try await connection.query(
+                        """
+                        UPDATE users SET email = \(target), email_verified = true, email_link_signin = false,
+                            initial_email = coalesce(initial_email, email)
+                        WHERE tenant_id = '' AND local_id = \(localID)
+                        """,
+                        logger: logger
+                    )
+                    _ = try await Self.revokeAll(user: user, reason: .emailChanged, now: now, on: connection, logger: logger)
+                    if record.kind == .verifyAndChangeEmail, let recover {
+                        try await Self.insert(recover, on: connection, logger: logger)
+                    }
+                default:
+                    throw AccountError(.invalidOOBCode)
+                }
+                try await Self.markUsed(code, now: now, on: connection, logger: logger)
+                return try await Self.user(localID: localID, on: connection, logger: logger, lock: false)!
+            }
+        }
+    }
+
+    package func resetPassword(_ code: String, password: StoredPassword, now: Date) async throws -> UserRecord {
+        try await translating {
+            try await client.withTransaction(logger: logger) { connection in
+                guard let record = try await Self.code(code, on: connection, logger: logger, lock: true) else {
+                    throw AccountError(.invalidOOBCode)
+                }
+                try record.requireUsable(kinds: [.passwordReset], now: now)
+                guard let localID = record.localID,
+                    let user = try await Self.user(localID: localID, on: connection, logger: logger, lock: true)
+                else { throw AccountError(.emailNotFound) }
+                guard user.email == record.email else { throw AccountError(.invalidOOBCode) }
+                if user.disabled { throw AccountError(.userDisabled) }
+                if !user.emailVerified {
+                    // The mailbox is proven now; nothing attached before was (THE RULE, the password replaced).
+                    try await Self.stripUnverified(user, keepPassword: true, now: now, on: connection, logger: logger)
+                }
+                try await Self.writePassword(password, localID: localID, now: now, on: connection, logger: logger)
+                try await connection.query(
+                    """
+                    UPDATE users SET email_verified = true, credential_version = credential_version + 1
+                    WHERE tenant_id = '' AND local_id = \(localID)
+                    """,
+                    logger: logger
+                )
+                try await connection.query(
+                    """
+                    UPDATE action_codes SET used_at = \(now), used_reason = 'PASSWORD_RESET'
+                    WHERE tenant_id = '' AND local_id = \(localID) AND kind = 'PASSWORD_RESET' AND used_at IS NULL
+                    """,
+                    logger: logger
+                )
+                let current = try await Self.user(localID: localID, on: connection, logger: logger, lock: false)!
+                _ = try await Self.revokeAll(user: current, reason: .passwordReset, now: now, on: connection, logger: logger)
+                return try await Self.user(localID: localID, on: connection, logger: logger, lock: false)!
+            }
+        }
+    }
+
+    package func completeEmailLink(_ completion: EmailLinkCompletion) async throws -> (UserRecord, MintTicket, isNewUser: Bool) {
+        try await translating {
+            try await client.withTransaction(logger: logger) { connection in
+                let now = completion.now
+                guard let record = try await Self.code(completion.code, on: connection, logger: logger, lock: true) else {
+                    throw AccountError(.invalidOOBCode)
+                }
+                try record.requireUsable(kinds: [.emailSignIn], now: now)
+                guard record.email == completion.email else {
+                    throw AccountError(.invalidEmail, "The email provided does not match the sign-in email address.")
+                }
+                let owner = try await Self.localID(ofEmail: completion.email, on: connection, logger: logger)
+                var isNewUser = false
+                var localID: String
+                if let (linkID, guardSession) = completion.linkTo {
+                    // Link: the caller proves the session and the mailbox; nothing is stripped.
+                    if let owner, owner != linkID { throw AccountError(.emailExists) }
+                    guard let user = try await Self.user(localID: linkID, on: connection, logger: logger, lock: true) else {
+                        throw AccountError(.userNotFound)
+                    }
+                    try await Self.check(guardSession, user: user, on: connection, logger: logger)
+                    if user.disabled { throw AccountError(.userDisabled) }
+                    localID = linkID
+                    try await connection.query(
+                        """
+                        UPDATE users SET email = \(completion.email), email_verified = true, email_link_signin = true,
+                            initial_email = CASE WHEN email IS NOT NULL AND email <> \(completion.email)
+                                                 THEN coalesce(initial_email, email) ELSE initial_email END
+                        WHERE tenant_id = '' AND local_id = \(linkID)
+                        """,
+                        logger: logger
+                    )
+                    if let old = user.email, old != completion.email {
+                        _ = try await Self.revokeAll(user: user, reason: .emailChanged, now: now, on: connection, logger: logger)
+                        if let recover = completion.recover { try await Self.insert(recover, on: connection, logger: logger) }
+                    }
+                } else if let owner {
+                    guard let user = try await Self.user(localID: owner, on: connection, logger: logger, lock: true) else {
+                        throw AccountError(.unavailable)
+                    }
+                    if user.disabled { throw AccountError(.userDisabled) }
+                    localID = owner
+                    if !user.emailVerified {
+                        try await Self.stripUnverified(user, keepPassword: false, now: now, on: connection, logger: logger)
+                    }
+                    try await connection.query(
+                        "UPDATE users SET email_verified = true, email_link_signin = true WHERE tenant_id = '' AND local_id = \(owner)",
+                        logger: logger
+                    )
+                } else {
+                    localID = completion.newLocalID
+                    isNewUser = true
+                    try await connection.query(
+                        """
+                        INSERT INTO users (local_id, email, email_verified, email_link_signin, created_at, tokens_valid_after, valid_since)
+                        VALUES (\(localID), \(completion.email), true, true, \(now), \(now), \(RevocationRules.seconds(now)))
+                        """,
+                        logger: logger
+                    )
+                }
+                try await Self.markUsed(completion.code, now: now, on: connection, logger: logger)
+                try await connection.query(
+                    "UPDATE users SET last_login_at = \(now) WHERE tenant_id = '' AND local_id = \(localID)", logger: logger
+                )
+                let user = try await Self.user(localID: localID, on: connection, logger: logger, lock: false)!
+                let ticket = try await Self.insertSession(completion.session, user: user, now: now, on: connection, logger: logger)
+                return (user, ticket, isNewUser)
+            }
+        }
+    }
+
+    // MARK: Steps
+
+    /// THE RULE (reference §4.4): on an unverified account whose mailbox was just proven, remove
+    /// every mechanism attached while the address was unproven (password unless it is being
+    /// replaced, phone, federated links, pending codes but sign-in links) and revoke every session.
+    static func stripUnverified(_ user: UserRecord, keepPassword: Bool, now: Date, on connection: PostgresConnection, logger: Logger) async throws {
+        let localID = user.localID
+        if !keepPassword {
+            try await connection.query("DELETE FROM password_credentials WHERE tenant_id = '' AND local_id = \(localID)", logger: logger)
+        }
+        try await connection.query("DELETE FROM federated_identities WHERE tenant_id = '' AND local_id = \(localID)", logger: logger)
+        try await connection.query(
+            """
+            UPDATE users SET phone_number = NULL, credential_version = credential_version + 1
+            WHERE tenant_id = '' AND local_id = \(localID)
+            """,
+            logger: logger
+        )
+        try await connection.query(
+            """
+            UPDATE action_codes SET used_at = \(now), used_reason = 'EMAIL_LINK_TAKEOVER_PROTECTION'
+            WHERE tenant_id = '' AND local_id = \(localID) AND used_at IS NULL AND kind <> 'EMAIL_SIGNIN'
+            """,
+            logger: logger
+        )
+        _ = try await revokeAll(
+            user: user, reason: keepPassword ? .passwordReset : .emailLinkTakeoverProtection, now: now, on: connection, logger: logger
+        )
+    }
+
+    static func insert(_ outgoing: OutgoingCode, on connection: PostgresConnection, logger: Logger) async throws {
+        let code = outgoing.code
+        try await connection.query(
+            """
+            INSERT INTO action_codes (code_hash, kind, local_id, email, new_email, settings, lang, created_at, expires_at)
+            VALUES (\(hash(code.code)), \(code.kind.rawValue), \(code.localID), \(code.email), \(code.newEmail),
+                \(code.settingsJSON)::jsonb, \(code.lang), \(code.createdAt), \(code.expiresAt))
+            """,
+            logger: logger
+        )
+        if let email = outgoing.email {
+            try await PostgresOutbox.enqueue(email, on: connection, logger: logger)
+        }
+    }
+
+    static func code(_ code: String, on connection: PostgresConnection, logger: Logger, lock: Bool) async throws -> ActionCodeRecord? {
+        var binds = PostgresBindings()
+        try binds.append(hash(code))
+        let rows = try await connection.query(
+            PostgresQuery(
+                unsafeSQL: "SELECT kind, local_id, email, new_email, lang, expires_at, used_at FROM action_codes WHERE code_hash = $1"
+                    + (lock ? " FOR UPDATE" : ""),
+                binds: binds
+            ),
+            logger: logger
+        )
+        for try await (kind, localID, email, newEmail, lang, expiresAt, usedAt) in rows.decode(
+            (String, String?, String, String?, String, Date, Date?).self
+        ) {
+            guard let kind = ActionCodeKind(rawValue: kind) else { return nil }
+            return ActionCodeRecord(kind: kind, localID: localID, email: email, newEmail: newEmail, lang: lang, expiresAt: expiresAt, usedAt: usedAt)
+        }
+        return nil
+    }
+
+    static func markUsed(_ code: String, now: Date, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            "UPDATE action_codes SET used_at = \(now), used_reason = 'APPLIED' WHERE code_hash = \(hash(code))", logger: logger
+        )
+    }
+
+    static func localID(ofEmail email: String, on connection: PostgresConnection, logger: Logger) async throws -> String? {
+        for try await id in try await connection.query(
+            "SELECT local_id FROM users WHERE tenant_id = '' AND lower(email) = lower(\(email))", logger: logger
+        ).decode(String.self) {
+            return id
+        }
+        return nil
+    }
+}
