@@ -4,6 +4,7 @@ import AccountCrypto
 import AccountPostgres
 import Foundation
 import Hummingbird
+import ServiceLifecycle
 import Logging
 import PostgresNIO
 
@@ -42,11 +43,14 @@ func buildApplication(
     routes.addKeys(signer: keyRing)
     routes.addAccounts(service: service)
     routes.addActionCodes(service: ActionCodeService(accounts: service, store: store), access: configuration.accessPolicy)
+    routes.addAdmin(service: AdminService(accounts: service, store: store, keys: keyRing))
 
     var app = Application(
         responder: APIResponder(routes: routes, access: configuration.accessPolicy),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "accountd"),
-        services: [postgres, RevocationListener(url: databaseURL, cache: cache, logger: logger)],
+        services: [
+            postgres, RevocationListener(url: databaseURL, cache: cache, logger: logger), KeyPromotionService(keyRing: keyRing, logger: logger),
+        ],
         logger: logger
     )
     app.beforeServerStarts {

@@ -76,6 +76,12 @@ struct Session: Sendable {
     var idToken: String
     var refreshToken: String
 
+    init(_ fields: [String: String]) {
+        localID = fields["localId"] ?? ""
+        idToken = fields["idToken"] ?? ""
+        refreshToken = fields["refreshToken"] ?? ""
+    }
+
     init(_ reply: TestHTTPClient.Reply) {
         localID = reply.string("localId") ?? reply.string("user_id") ?? ""
         idToken = reply.string("idToken") ?? reply.string("id_token") ?? ""

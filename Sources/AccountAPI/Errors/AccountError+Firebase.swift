@@ -43,6 +43,7 @@ extension AccountError.Code {
         case .invalidPageSelection: "INVALID_PAGE_SELECTION"
         case .sessionNotFound: "SESSION_NOT_FOUND"
         case .invalidDuration: "INVALID_DURATION"
+        case .localIDListExceedsLimit: "LOCAL_ID_LIST_EXCEEDS_LIMIT"
         case .emailExists: "EMAIL_EXISTS"
         case .emailNotFound: "EMAIL_NOT_FOUND"
         case .userNotFound: "USER_NOT_FOUND"

@@ -86,7 +86,15 @@ package struct APIResponder: HTTPResponder {
         logger: Logger
     ) async throws -> Response {
         let caller = try resolveCaller(request, projectScoped: project != nil, pathProject: project)
-        let body = try await Self.readBody(request, limit: endpoint.maxBodyBytes)
+        var body = try await Self.readBody(request, limit: endpoint.maxBodyBytes)
+        if request.method == .get {
+            // GET RPCs (batchGet) carry their fields as query parameters.
+            var fields = body.fields
+            for (name, value) in request.uri.queryParameters where name != "key" {
+                fields[String(name)] = .string(String(value))
+            }
+            body = RPCBody(fields: fields)
+        }
         if let tenant = try body.nonEmptyString("tenantId") {
             _ = tenant
             throw AccountError(.unsupportedTenantOperation)
@@ -107,7 +115,8 @@ package struct APIResponder: HTTPResponder {
             locale: request.headers[.init("X-Firebase-Locale")!],
             logger: logger
         )
-        return try await endpoint.handler(call)
+        let actor: AuditActor? = call.adminName.map(AuditActor.admin)
+        return try await AuditContext.$actor.withValue(actor) { try await endpoint.handler(call) }
     }
 
     private func runToken(

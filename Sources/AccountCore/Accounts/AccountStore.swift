@@ -96,6 +96,29 @@ package struct UserChange: Sendable, Equatable {
 
     /// No change.
     package init() {}
+
+    /// Which fields changed, for the audit trail (values of secrets omitted).
+    package var summary: [String: String] {
+        var fields: [String: String] = [:]
+        func note<T>(_ name: String, _ value: FieldChange<T>) {
+            switch value {
+            case .keep: break
+            case .set(let v): fields[name] = "\(v)"
+            case .clear: fields[name] = "(cleared)"
+            }
+        }
+        note("displayName", displayName)
+        note("photoUrl", photoURL)
+        note("email", email)
+        note("phoneNumber", phoneNumber)
+        note("customAttributes", customAttributes)
+        if let emailVerified { fields["emailVerified"] = String(emailVerified) }
+        if password != nil { fields["password"] = "(changed)" }
+        if !deleteProviders.isEmpty { fields["deleteProvider"] = deleteProviders.joined(separator: ",") }
+        if let disabled { fields["disabled"] = String(disabled) }
+        if revokeAll { fields["validSince"] = "(revoke all)" }
+        return fields
+    }
 }
 
 /// A refresh attempt (reference §3.3).

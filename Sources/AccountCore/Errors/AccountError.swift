@@ -15,7 +15,7 @@ package struct AccountError: Error, Hashable, Sendable, CustomStringConvertible 
         case missingIDToken, invalidIDToken, missingOOBCode, invalidOOBCode, expiredOOBCode
         case missingRefreshToken, invalidRefreshToken, missingGrantType, invalidGrantType
         case invalidClaims, claimsTooLarge, forbiddenClaim
-        case invalidPageSelection, sessionNotFound, invalidDuration
+        case invalidPageSelection, sessionNotFound, invalidDuration, localIDListExceedsLimit
         // Accounts and credentials
         case emailExists, emailNotFound, userNotFound, userDisabled
         case invalidPassword, invalidLoginCredentials

@@ -57,9 +57,9 @@ package actor RS256KeyRing: TokenSigner {
         let privateKey: _RSA.Signing.PrivateKey
     }
 
-    private let store: any SigningKeyStore
+    let store: any SigningKeyStore
     private let sealer: KeySealer
-    private let now: @Sendable () -> Date
+    let now: @Sendable () -> Date
     private let reloadInterval: TimeInterval
     /// Unknown-`kid` and retried reloads happen at most this often.
     private let minimumReloadSpacing: TimeInterval = 1

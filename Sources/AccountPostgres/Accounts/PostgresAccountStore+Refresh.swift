@@ -54,6 +54,11 @@ extension PostgresAccountStore {
                     try await connection.query(
                         "SELECT pg_notify(\(Self.revocationChannel), \("s:" + session.sessionID))", logger: logger
                     )
+                    try await Self.audit(
+                        "sessions.revoke", localID: user.localID,
+                        details: ["reason": RevokeReason.refreshTokenReuse.rawValue, "sessions": session.sessionID], actor: .system,
+                        on: connection, logger: logger
+                    )
                     return .reused
                 }
                 let issuedAt = RevocationRules.issuedAt(now: now, validSince: user.validSince)

@@ -25,6 +25,9 @@ extension PostgresAccountStore {
                 if let session {
                     ticket = try await Self.insertSession(session, user: user, now: now, on: connection, logger: logger)
                 }
+                try await Self.audit(
+                    "user.create", localID: user.localID, details: ["email": user.email ?? ""], always: false, on: connection, logger: logger
+                )
                 let created = try await Self.user(localID: user.localID, on: connection, logger: logger, lock: false)!
                 return (created, ticket)
             }
@@ -91,6 +94,7 @@ extension PostgresAccountStore {
                 if change.disabled != nil || change.customAttributes != .keep {
                     try await Self.notify(user: localID, on: connection, logger: logger)
                 }
+                try await Self.audit("user.update", localID: localID, details: change.summary, always: false, on: connection, logger: logger)
                 let updated = try await Self.user(localID: localID, on: connection, logger: logger, lock: false)!
                 return (updated, ticket, nil)
             }
@@ -118,6 +122,7 @@ extension PostgresAccountStore {
                 )
                 try await connection.query("DELETE FROM users WHERE tenant_id = '' AND local_id = \(localID)", logger: logger)
                 try await Self.notify(user: localID, on: connection, logger: logger)
+                try await Self.audit("user.delete", localID: localID, details: ["email": user.email ?? ""], on: connection, logger: logger)
             }
         }
     }
@@ -154,6 +159,10 @@ extension PostgresAccountStore {
                 for id in revoked {
                     try await connection.query("SELECT pg_notify(\(Self.revocationChannel), \("s:" + id))", logger: logger)
                 }
+                try await Self.audit(
+                    "sessions.revoke", localID: localID, details: ["reason": reason.rawValue, "sessions": revoked.sorted().joined(separator: ",")],
+                    on: connection, logger: logger
+                )
                 return (revoked.sorted(), user.validSince)
             }
         }
@@ -220,7 +229,30 @@ extension PostgresAccountStore {
         var revoked: [String] = []
         for try await id in rows.decode(String.self) { revoked.append(id) }
         try await notify(user: user.localID, on: connection, logger: logger)
+        try await audit(
+            "sessions.revoke_all", localID: user.localID,
+            details: ["reason": reason.rawValue, "revoked": String(revoked.count), "validSince": String(validSince)],
+            on: connection, logger: logger
+        )
         return (revoked.sorted(), validSince)
+    }
+
+    /// Writes an `audit_events` row in the current transaction. Revocations are always recorded;
+    /// other changes when an admin made them (`always: false`).
+    static func audit(
+        _ action: String, localID: String?, details: [String: String] = [:], always: Bool = true, actor: AuditActor? = nil,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let who = actor ?? AuditContext.actor ?? localID.map(AuditActor.user) ?? .system
+        guard always || { if case .admin = who { return true } else { return false } }() else { return }
+        let json = String(decoding: try JSONEncoder().encode(details), as: UTF8.self)
+        try await connection.query(
+            """
+            INSERT INTO audit_events (actor_type, actor, action, local_id, details)
+            VALUES (\(who.type), \(who.name), \(action), \(localID), \(json)::jsonb)
+            """,
+            logger: logger
+        )
     }
 
     static func notify(user localID: String, on connection: PostgresConnection, logger: Logger) async throws {

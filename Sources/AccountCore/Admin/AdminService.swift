@@ -1,0 +1,79 @@
+public import Foundation
+
+/// Signing keys as operators see them.
+package struct SigningKeySummary: Sendable, Equatable {
+    package var kid: String
+    package var state: String
+    package var createdAt: Date
+    package var activatedAt: Date?
+    package var retiredAt: Date?
+    package var removeAfter: Date?
+
+    /// Creates a summary.
+    package init(kid: String, state: String, createdAt: Date, activatedAt: Date?, retiredAt: Date?, removeAfter: Date?) {
+        self.kid = kid
+        self.state = state
+        self.createdAt = createdAt
+        self.activatedAt = activatedAt
+        self.retiredAt = retiredAt
+        self.removeAfter = removeAfter
+    }
+}
+
+/// Listing and rotating signing keys (reference §3.6).
+package protocol KeyAdministration: Sendable {
+    /// Every published key.
+    func keySummaries() async throws -> [SigningKeySummary]
+    /// Publishes a new key; with `immediately` it also signs at once (emergency: verifiers that
+    /// cached the key list may reject new tokens until they refetch).
+    func rotate(immediately: Bool) async throws -> String
+}
+
+/// Admin-only use cases beyond single-account reads and writes (reference §4.10–4.14).
+package struct AdminService: Sendable {
+    package let accounts: AccountService
+    package let store: any AdminStore
+    package let keys: any KeyAdministration
+
+    /// Wires the service.
+    package init(accounts: AccountService, store: any AdminStore, keys: any KeyAdministration) {
+        self.accounts = accounts
+        self.store = store
+        self.keys = keys
+    }
+
+    /// `accounts:batchDelete` (reference §4.12): per-id outcome, `nil` when deleted (or unknown).
+    package func batchDelete(localIDs: [String], force: Bool) async throws -> [(index: Int, localID: String, message: String)] {
+        guard (1...1000).contains(localIDs.count) else { throw AccountError(.localIDListExceedsLimit) }
+        var errors: [(Int, String, String)] = []
+        for (index, localID) in localIDs.enumerated() {
+            guard let user = try await accounts.store.user(localID: localID) else { continue }
+            if !user.disabled && !force {
+                errors.append((index, localID, "NOT_DISABLED : Disable the account before batch deletion."))
+                continue
+            }
+            do {
+                try await accounts.adminDelete(localID: localID)
+            } catch let error as AccountError where error.code == .userNotFound {
+                continue
+            }
+        }
+        return errors
+    }
+
+    /// `projects:createSessionCookie` (reference §4.14): the ID token's claims re-issued as a
+    /// long-lived cookie of the same session.
+    package func createSessionCookie(idToken: String?, validDuration: Int64?) async throws -> String {
+        let caller = try await accounts.authenticate(idToken)
+        let duration = validDuration ?? 1_209_600
+        guard (300...1_209_600).contains(duration) else { throw AccountError(.invalidDuration) }
+        let ticket = try await store.recordMint(sessionID: caller.sessionID, localID: caller.localID, now: accounts.clock.now())
+        let wait = Double(ticket.issuedAt) - accounts.clock.now().timeIntervalSince1970
+        if wait > 0 { try await Task.sleep(for: .milliseconds(Int(wait * 1000) + 1)) }
+        var claims = caller.claims
+        claims["iss"] = .string("https://session.firebase.google.com/\(accounts.settings.projectID)")
+        claims["iat"] = .int(ticket.issuedAt)
+        claims["exp"] = .int(ticket.issuedAt + duration)
+        return try await accounts.signer.sign(claims: claims)
+    }
+}
