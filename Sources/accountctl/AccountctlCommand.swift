@@ -1,60 +1,59 @@
 import ArgumentParser
-import AsyncHTTPClient
 import Foundation
-import NIOCore
-import NIOHTTP1
 
-/// The operators' CLI. It talks to a running accountd over HTTP, so every change goes through the
-/// server's rules and audit trail.
+/// The operators' CLI. It talks to a running accountd over the admin RPC, so every change goes
+/// through the server's rules and lands in its audit trail.
 @main
 struct AccountctlCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "accountctl",
-        abstract: "Administer a running accountd.",
-        subcommands: [Health.self]
+        abstract: "Administer a running accountd: find users, sign them out, manage sessions, links, keys.",
+        discussion: """
+            Exit codes: 0 done, 64 usage, 65 rejected by the server (bad input), 66 not found, 69 server unreachable,
+            70 server fault, 75 not ready, 77 not authorised (check the admin token).
+            """,
+        subcommands: [Users.self, Sessions.self, Links.self, Keys.self, Audit.self, Health.self]
     )
 }
 
-/// Where the server is.
+/// Where the server is and how to authenticate, shared by every command.
 struct ConnectionOptions: ParsableArguments {
     @Option(help: "Base URL of accountd (ACCOUNTD_URL, default http://127.0.0.1:9099).")
     var url: String?
+    @Option(name: .customLong("token-file"), help: "File holding the admin bearer token (else ACCOUNTD_ADMIN_TOKEN).")
+    var tokenFile: String?
+    @Option(help: "Project id (ACCOUNTD_PROJECT_ID, default demo-project).")
+    var project: String?
+    @Flag(help: "Print JSON instead of tables.")
+    var json = false
 
-    var baseURL: String {
-        url ?? ProcessInfo.processInfo.environment["ACCOUNTD_URL"] ?? "http://127.0.0.1:9099"
+    /// A client for the configured server.
+    func client() throws -> AdminClient {
+        let environment = ProcessInfo.processInfo.environment
+        var token = environment["ACCOUNTD_ADMIN_TOKEN"]
+        if let tokenFile {
+            guard let text = try? String(contentsOfFile: tokenFile, encoding: .utf8) else {
+                throw CLIError.usage("cannot read --token-file \(tokenFile)")
+            }
+            token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        guard let token, !token.isEmpty else {
+            throw CLIError.usage("no admin token: pass --token-file FILE or set ACCOUNTD_ADMIN_TOKEN")
+        }
+        return AdminClient(
+            baseURL: (url ?? environment["ACCOUNTD_URL"] ?? "http://127.0.0.1:9099").trimmingCharacters(in: CharacterSet(charactersIn: "/")),
+            project: project ?? environment["ACCOUNTD_PROJECT_ID"] ?? "demo-project",
+            token: token
+        )
     }
 }
 
-/// Exit codes that mean something to a script.
-enum ExitStatus {
-    /// The server could not be reached.
-    static let unreachable = ExitCode(69)  // EX_UNAVAILABLE
-    /// The server answered that it is not ready.
-    static let notReady = ExitCode(75)  // EX_TEMPFAIL
-}
-
-/// `accountctl health`: is the server up and ready?
-struct Health: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Check that accountd is up and its database ready.")
-
-    @OptionGroup var connection: ConnectionOptions
-
-    func run() async throws {
-        let client = HTTPClient.shared
-        for path in ["/healthz", "/readyz"] {
-            let response: HTTPClientResponse
-            do {
-                response = try await client.execute(
-                    HTTPClientRequest(url: connection.baseURL + path),
-                    timeout: .seconds(5)
-                )
-            } catch {
-                print("accountd at \(connection.baseURL) is unreachable: \(error). Is it running? Check --url.")
-                throw ExitStatus.unreachable
-            }
-            let body = try await response.body.collect(upTo: 64 * 1024)
-            print("\(path): \(response.status.code) \(String(buffer: body))")
-            if response.status != .ok { throw ExitStatus.notReady }
-        }
+/// Runs a command body, turning failures into one line on stderr and a meaningful exit code.
+func runCommand(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as CLIError {
+        FileHandle.standardError.write(Data("accountctl: \(error.message)\n".utf8))
+        throw ExitCode(error.exitCode)
     }
 }

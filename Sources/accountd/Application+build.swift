@@ -43,7 +43,15 @@ func buildApplication(
     routes.addKeys(signer: keyRing)
     routes.addAccounts(service: service)
     routes.addActionCodes(service: ActionCodeService(accounts: service, store: store), access: configuration.accessPolicy)
-    routes.addAdmin(service: AdminService(accounts: service, store: store, keys: keyRing))
+    let admin = AdminService(accounts: service, store: store, keys: keyRing)
+    routes.addAdmin(service: admin)
+    routes.addImport(service: admin, store: store) { algorithm, parameters in
+        do {
+            try ImportedHashVerifier.validateParameters(algorithm: algorithm, parameters: parameters)
+        } catch let error as ImportParameterError {
+            throw AccountError(.importFault, error.code)
+        }
+    }
 
     var app = Application(
         responder: APIResponder(routes: routes, access: configuration.accessPolicy),

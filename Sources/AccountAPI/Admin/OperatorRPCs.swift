@@ -52,6 +52,14 @@ enum OperatorRPCs {
         }
     }
 
+    static func getSession(_ service: AdminService) -> RPCEndpoint {
+        RPCEndpoint(access: .adminOnly) { call in
+            guard let id = try call.body.nonEmptyString("sessionId") else { throw AccountError(.sessionNotFound, "sessionId is missing") }
+            guard let state = try await service.accounts.store.sessionState(sessionID: id) else { throw AccountError(.sessionNotFound, id) }
+            return try WireEncoding.response(["localId": state.localID, "sessionId": id])
+        }
+    }
+
     static func rotateKeys(_ service: AdminService) -> RPCEndpoint {
         RPCEndpoint(access: .adminOnly) { call in
             let kid = try await service.keys.rotate(immediately: try call.body.bool("immediately") ?? false)
@@ -70,5 +78,6 @@ extension APIRoutes {
         rpcs["listAuditEvents"] = OperatorRPCs.audit(service)
         rpcs["listSigningKeys"] = OperatorRPCs.listKeys(service)
         rpcs["rotateSigningKeys"] = OperatorRPCs.rotateKeys(service)
+        rpcs["getSession"] = OperatorRPCs.getSession(service)
     }
 }

@@ -101,6 +101,10 @@ package struct APIError: Error, Sendable, Equatable {
             self = .unavailable(error.detail ?? "The service is busy, retry shortly.")
             return
         }
+        if error.code == .importFault, let message = error.detail {
+            self.init(.badRequest, message: message)
+            return
+        }
         let code = error.code.firebaseMessage
         self.init(.badRequest, message: error.detail.map { "\(code) : \($0)" } ?? code)
     }

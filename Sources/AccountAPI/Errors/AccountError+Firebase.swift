@@ -59,6 +59,7 @@ extension AccountError.Code {
         case .adminOnlyOperation: "ADMIN_ONLY_OPERATION"
         case .insufficientPermission: "INSUFFICIENT_PERMISSION"
         case .unsupportedTenantOperation: "UNSUPPORTED_TENANT_OPERATION"
+        case .importFault: "INVALID_ARGUMENT"
         case .unavailable: "UNAVAILABLE"
         }
     }

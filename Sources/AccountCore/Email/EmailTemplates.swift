@@ -11,7 +11,9 @@ package enum EmailTemplates {
     ) -> EmailMessage {
         let french = lang.lowercased().hasPrefix("fr")
         let product = singleLine(productName)
-        let copy = french ? Copy.french(kind, product: product, to: to, newEmail: newEmail)
+        let copy =
+            french
+            ? Copy.french(kind, product: product, to: to, newEmail: newEmail)
             : Copy.english(kind, product: product, to: to, newEmail: newEmail)
         return EmailMessage(
             kind: kind,
@@ -126,7 +128,9 @@ package enum EmailTemplates {
                 copy.subject = "Confirm your new email for \(product)"
                 copy.beforeLink = ["Follow this link to make \(newEmail ?? to) the sign-in email of your \(product) account."]
                 copy.button = "Confirm new email"
-                copy.afterLink = ["If you didn't ask to change your email, you can ignore this email; your account keeps its current address."]
+                copy.afterLink = [
+                    "If you didn't ask to change your email, you can ignore this email; your account keeps its current address."
+                ]
             case .recoverEmail:
                 copy.subject = "Your sign-in email for \(product) was changed"
                 copy.beforeLink = [

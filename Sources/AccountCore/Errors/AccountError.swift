@@ -25,6 +25,8 @@ package struct AccountError: Error, Hashable, Sendable, CustomStringConvertible 
         // Policy
         case operationNotAllowed, passwordLoginDisabled, adminOnlyOperation
         case insufficientPermission, unsupportedTenantOperation
+        /// A request-level import fault; `detail` is the whole wire message (`MISSING_HASH_ALGORITHM`, …).
+        case importFault
         // Infrastructure the client may retry
         case unavailable
     }

@@ -47,8 +47,12 @@ package final class Argon2idHasher: PasswordHasher {
         return StoredPassword(algorithm: StoredPassword.argon2id, hash: phc)
     }
 
+    /// Verifies on the pool: native PHC strings through libsodium, imported hashes (`SCRYPT`, `BCRYPT`, …) through
+    /// `ImportedHashVerifier`, which is as CPU-heavy and so shares the same bound.
     package func verify(_ password: String, against stored: StoredPassword) async throws -> Bool {
-        guard stored.isNative else { return false }
+        guard stored.isNative else {
+            return try await pool.runIfActive { try ImportedHashVerifier.verify(password, against: stored) }
+        }
         let phc = stored.hash
         return try await pool.runIfActive { Self.verifySync(password, phc: phc) }
     }

@@ -1,0 +1,74 @@
+package import AccountCore
+
+/// `accounts:batchCreate` (reference §4.11, admin): import up to 1000 users with per-user errors.
+enum BatchCreateRPC {
+    struct Item: Encodable, Sendable {
+        var index: Int
+        var message: String
+    }
+
+    struct Response: Encodable, Sendable {
+        var kind = "identitytoolkit#UploadAccountResponse"
+        var error: [Item]
+    }
+
+    static let parameterNames = [
+        "signerKey", "saltSeparator", "rounds", "memoryCost", "cpuMemCost", "blockSize", "parallelization", "dkLen", "passwordHashOrder",
+    ]
+
+    static func endpoint(
+        _ service: AdminService, store: any UserImportStore, validateHash: @escaping @Sendable (String, [String: String]) throws -> Void
+    ) -> RPCEndpoint {
+        RPCEndpoint(access: .adminOnly, maxBodyBytes: 16 << 20) { call in
+            let body = call.body
+            var request = ImportRequest()
+            request.hashAlgorithm = try body.nonEmptyString("hashAlgorithm")
+            for name in parameterNames {
+                switch body.value(name) {
+                case .int(let number)?: request.hashParameters[name] = String(number)
+                case .string(let text)? where !text.isEmpty: request.hashParameters[name] = text
+                default: break
+                }
+            }
+            request.allowOverwrite = try body.bool("allowOverwrite") ?? true
+            request.sanityCheck = try body.bool("sanityCheck") ?? false
+            for item in try body.objects("users") ?? [] {
+                var user = ImportedUser()
+                user.localID = try item.string("localId")
+                user.email = try item.string("email")
+                user.emailVerified = try item.bool("emailVerified") ?? false
+                user.displayName = try item.string("displayName")
+                user.photoURL = try item.string("photoUrl")
+                user.phoneNumber = try item.nonEmptyString("phoneNumber")
+                user.disabled = try item.bool("disabled") ?? false
+                user.customAttributes = try item.string("customAttributes")
+                user.createdAt = try item.int64("createdAt")
+                user.lastLoginAt = try item.int64("lastLoginAt")
+                user.passwordHash = try item.nonEmptyString("passwordHash").flatMap(Base64URL.decode)
+                user.salt = try item.nonEmptyString("salt").flatMap(Base64URL.decode)
+                user.rawPassword = try item.nonEmptyString("rawPassword")
+                for provider in try item.objects("providerUserInfo") ?? [] {
+                    guard let id = try provider.string("providerId"), let raw = try provider.string("rawId") else { continue }
+                    user.providers.append(
+                        FederatedIdentity(
+                            providerID: id, rawID: raw, email: try provider.string("email"), displayName: try provider.string("displayName"),
+                            photoURL: try provider.string("photoUrl"), linkedAt: service.accounts.clock.now()
+                        )
+                    )
+                }
+                request.users.append(user)
+            }
+            let errors = try await service.importUsers(request, store: store, validateHash: validateHash)
+            return try WireEncoding.response(Response(error: errors.map { Item(index: $0.index, message: $0.message) }))
+        }
+    }
+}
+
+extension APIRoutes {
+    /// Adds `accounts:batchCreate`; `validateHash` checks an algorithm and its parameters.
+    package mutating func addImport(
+        service: AdminService, store: any UserImportStore, validateHash: @escaping @Sendable (String, [String: String]) throws -> Void
+    ) {
+        rpcs["batchCreate"] = BatchCreateRPC.endpoint(service, store: store, validateHash: validateHash)
+    }
+}

@@ -1,0 +1,127 @@
+public import AccountCore
+import Crypto
+import Foundation
+import _CryptoExtras
+
+/// Verifies passwords against hashes imported with `accounts:batchCreate` (`SCRYPT`, `STANDARD_SCRYPT`, `BCRYPT`,
+/// `PBKDF2_SHA256`, `HMAC_SHA256`), so imported users can sign in and be upgraded to argon2id. Synchronous and
+/// CPU-heavy (Firebase's scrypt is 16 MiB and tens of milliseconds): callers run it on a thread pool.
+package enum ImportedHashVerifier {
+    /// The algorithm names an import may use.
+    package static let supportedAlgorithms: Set<String> = ["SCRYPT", "STANDARD_SCRYPT", "BCRYPT", "PBKDF2_SHA256", "HMAC_SHA256"]
+
+    /// Whether `password` matches the imported `stored` credential. An unknown algorithm is `false`; parameters that
+    /// fail `validateParameters` throw that `ImportParameterError` (the credential is corrupt, not the password wrong).
+    package static func verify(_ password: String, against stored: StoredPassword) throws -> Bool {
+        guard supportedAlgorithms.contains(stored.algorithm) else { return false }
+        let scheme = try Scheme(algorithm: stored.algorithm, parameters: stored.parameters)
+        let password = Array(password.utf8)
+        let salt = stored.salt ?? []
+        switch scheme {
+        case .firebaseScrypt(let signerKey, let saltSeparator, let rounds, let memoryCost):
+            guard stored.hash.count == signerKey.count else { return false }
+            let key = try KDF.Scrypt.deriveKey(
+                from: password, salt: salt + saltSeparator, outputByteCount: 64, rounds: 1 << memoryCost, blockSize: rounds,
+                parallelism: 1
+            )
+            let cipherKey = key.withUnsafeBytes { SymmetricKey(data: Array($0.prefix(32))) }
+            let nonce = try AES._CTR.Nonce(nonceBytes: [UInt8](repeating: 0, count: 16))
+            let derived = try AES._CTR.encrypt(signerKey, using: cipherKey, nonce: nonce)
+            return constantTimeEqual(Array(derived), stored.hash)
+        case .standardScrypt(let cpuMemCost, let blockSize, let parallelization, let derivedKeyLength):
+            guard stored.hash.count == derivedKeyLength else { return false }
+            let key = try KDF.Scrypt.deriveKey(
+                from: password, salt: salt, outputByteCount: derivedKeyLength, rounds: cpuMemCost, blockSize: blockSize,
+                parallelism: parallelization
+            )
+            return key.withUnsafeBytes { constantTimeEqual(Array($0), stored.hash) }
+        case .bcrypt:
+            return BCrypt.verify(password, hash: stored.hash)
+        case .pbkdf2SHA256(let rounds):
+            guard (1...maximumPBKDF2Length).contains(stored.hash.count) else { return false }
+            let key = try KDF.Insecure.PBKDF2.deriveKey(
+                from: password, salt: salt, using: .sha256, outputByteCount: stored.hash.count, unsafeUncheckedRounds: rounds
+            )
+            return key.withUnsafeBytes { constantTimeEqual(Array($0), stored.hash) }
+        case .hmacSHA256(let signerKey, let saltFirst):
+            let message = saltFirst ? salt + password : password + salt
+            let code = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: signerKey))
+            return constantTimeEqual(Array(code), stored.hash)
+        }
+    }
+
+    /// Checks an import's `hashAlgorithm` and parameters, throwing Firebase's name for the first fault in the
+    /// reference's order: `INVALID_HASH_ALGORITHM`, `INVALID_HASH_ROUNDS`, `INVALID_HASH_MEMORY_COST`,
+    /// `INVALID_HASH_KEY`, `INVALID_HASH_SALT_SEPARATOR`, `INVALID_HASH_CPU_MEM_COST`, `INVALID_HASH_BLOCK_SIZE`,
+    /// `INVALID_HASH_PARALLELIZATION`, `INVALID_HASH_DERIVED_KEY_LENGTH`. Byte parameters (`signerKey`,
+    /// `saltSeparator`) are standard or URL-safe base64, padded or not; numbers are decimal strings.
+    package static func validateParameters(algorithm: String, parameters: [String: String]) throws(ImportParameterError) {
+        _ = try Scheme(algorithm: algorithm, parameters: parameters)
+    }
+
+    /// Compares without an early exit, so the time taken does not say where the first difference is.
+    static func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        var difference: UInt8 = 0
+        for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }
+        return difference == 0
+    }
+
+    /// The longest PBKDF2 output verified (bounds the work a stored hash can ask for).
+    private static let maximumPBKDF2Length = 256
+
+    /// An algorithm with its parameters parsed and in bounds.
+    private enum Scheme {
+        case firebaseScrypt(signerKey: [UInt8], saltSeparator: [UInt8], rounds: Int, memoryCost: Int)
+        case standardScrypt(cpuMemCost: Int, blockSize: Int, parallelization: Int, derivedKeyLength: Int)
+        case bcrypt
+        case pbkdf2SHA256(rounds: Int)
+        case hmacSHA256(signerKey: [UInt8], saltFirst: Bool)
+
+        init(algorithm: String, parameters: [String: String]) throws(ImportParameterError) {
+            func integer(_ name: String, in range: ClosedRange<Int>, else code: String) throws(ImportParameterError) -> Int {
+                guard let text = parameters[name], let value = Int(text), range.contains(value) else {
+                    throw ImportParameterError(code: code)
+                }
+                return value
+            }
+            func signerKey() throws(ImportParameterError) -> [UInt8] {
+                guard let text = parameters["signerKey"], let key = Base64URL.decode(text), !key.isEmpty else {
+                    throw ImportParameterError(code: "INVALID_HASH_KEY")
+                }
+                return key
+            }
+            switch algorithm {
+            case "SCRYPT":
+                let rounds = try integer("rounds", in: 1...8, else: "INVALID_HASH_ROUNDS")
+                let memoryCost = try integer("memoryCost", in: 1...14, else: "INVALID_HASH_MEMORY_COST")
+                let key = try signerKey()
+                var separator: [UInt8] = []
+                if let text = parameters["saltSeparator"] {
+                    guard let bytes = Base64URL.decode(text) else { throw ImportParameterError(code: "INVALID_HASH_SALT_SEPARATOR") }
+                    separator = bytes
+                }
+                self = .firebaseScrypt(signerKey: key, saltSeparator: separator, rounds: rounds, memoryCost: memoryCost)
+            case "STANDARD_SCRYPT":
+                let cpuMemCost = try integer("cpuMemCost", in: 2...(1 << 17), else: "INVALID_HASH_CPU_MEM_COST")
+                guard cpuMemCost & (cpuMemCost - 1) == 0 else { throw ImportParameterError(code: "INVALID_HASH_CPU_MEM_COST") }
+                let blockSize = try integer("blockSize", in: 1...16, else: "INVALID_HASH_BLOCK_SIZE")
+                let parallelization = try integer("parallelization", in: 1...16, else: "INVALID_HASH_PARALLELIZATION")
+                let derivedKeyLength = try integer("dkLen", in: 1...128, else: "INVALID_HASH_DERIVED_KEY_LENGTH")
+                // scrypt needs N < 2^(16 r): only r = 1 with N of 2^16 or 2^17 falls foul.
+                guard blockSize > 1 || cpuMemCost < 1 << 16 else { throw ImportParameterError(code: "INVALID_HASH_CPU_MEM_COST") }
+                self = .standardScrypt(
+                    cpuMemCost: cpuMemCost, blockSize: blockSize, parallelization: parallelization, derivedKeyLength: derivedKeyLength
+                )
+            case "BCRYPT":
+                self = .bcrypt
+            case "PBKDF2_SHA256":
+                self = .pbkdf2SHA256(rounds: try integer("rounds", in: 1...120_000, else: "INVALID_HASH_ROUNDS"))
+            case "HMAC_SHA256":
+                self = .hmacSHA256(signerKey: try signerKey(), saltFirst: parameters["passwordHashOrder"] == "SALT_AND_PASSWORD")
+            default:
+                throw ImportParameterError(code: "INVALID_HASH_ALGORITHM")
+            }
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import ArgumentParser
+import Foundation
+
+extension Users {
+    /// `accountctl users import FILE.jsonl`: one user per line in `batchCreate`'s user format.
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Import users from JSON lines (batchCreate format), 1000 per call.")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "JSON-lines file") var file: String
+        @Option(name: .customLong("hash-algorithm"), help: "SCRYPT, STANDARD_SCRYPT, BCRYPT, PBKDF2_SHA256, HMAC_SHA256 (when lines carry passwordHash).")
+        var hashAlgorithm: String?
+        @Option(name: .customLong("hash-key"), help: "Signer key, base64 (SCRYPT, HMAC_SHA256).") var hashKey: String?
+        @Option(name: .customLong("salt-separator"), help: "Salt separator, base64 (SCRYPT).") var saltSeparator: String?
+        @Option(help: "Rounds (SCRYPT, PBKDF2_SHA256).") var rounds: Int?
+        @Option(name: .customLong("memory-cost"), help: "Memory cost (SCRYPT).") var memoryCost: Int?
+
+        func run() async throws {
+            try await runCommand {
+                let client = try connection.client()
+                guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw CLIError.usage("cannot read \(file)") }
+                var users: [[String: Any]] = []
+                for (number, line) in text.split(separator: "\n").enumerated() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
+                    guard let user = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
+                        throw CLIError(message: "\(file):\(number + 1): not a JSON object", exitCode: 65)
+                    }
+                    users.append(user)
+                }
+                var imported = 0
+                var failures: [String] = []
+                for start in stride(from: 0, to: users.count, by: 1000) {
+                    var body: [String: Any] = ["users": Array(users[start..<min(start + 1000, users.count)])]
+                    if let hashAlgorithm { body["hashAlgorithm"] = hashAlgorithm }
+                    if let hashKey { body["signerKey"] = hashKey }
+                    if let saltSeparator { body["saltSeparator"] = saltSeparator }
+                    if let rounds { body["rounds"] = rounds }
+                    if let memoryCost { body["memoryCost"] = memoryCost }
+                    let reply = try await client.call("batchCreate", body)
+                    let errors = reply["error"] as? [[String: Any]] ?? []
+                    for error in errors {
+                        failures.append("line \(start + (error["index"] as? Int ?? 0) + 1): \(error["message"] as? String ?? "rejected")")
+                    }
+                    imported += min(1000, users.count - start) - errors.count
+                    Output.progress("imported \(imported)/\(users.count)")
+                }
+                Output.progress("\n")
+                if connection.json { return Output.json(["imported": imported, "failed": failures]) }
+                print("imported \(imported) of \(users.count) user(s)")
+                failures.forEach { print("  \($0)") }
+                if !failures.isEmpty { throw ExitCode(65) }
+            }
+        }
+    }
+
+    /// `accountctl users export [--with-hashes]`: every user as JSON lines.
+    struct Export: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Export every user as JSON lines to stdout.")
+        @OptionGroup var connection: ConnectionOptions
+        @Flag(name: .customLong("with-hashes"), help: "Include password hashes and salts.") var withHashes = false
+
+        func run() async throws {
+            try await runCommand {
+                let client = try connection.client()
+                var token: String?
+                var count = 0
+                repeat {
+                    var query = ["maxResults": "1000"]
+                    if let token { query["nextPageToken"] = token }
+                    let page = try await client.get("batchGet", query: query)
+                    for var user in page["users"] as? [[String: Any]] ?? [] {
+                        if !withHashes {
+                            user.removeValue(forKey: "passwordHash")
+                            user.removeValue(forKey: "salt")
+                        }
+                        let data = try JSONSerialization.data(withJSONObject: user, options: [.sortedKeys, .withoutEscapingSlashes])
+                        print(String(decoding: data, as: UTF8.self))
+                        count += 1
+                    }
+                    token = page["nextPageToken"] as? String
+                    Output.progress("exported \(count)")
+                } while token != nil
+                Output.progress("\n")
+            }
+        }
+    }
+}

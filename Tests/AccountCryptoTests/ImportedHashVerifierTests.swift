@@ -1,0 +1,264 @@
+import AccountCore
+import AccountCrypto
+import Foundation
+import Testing
+
+/// Firebase's sample parameters with `changes` applied (`nil` removes a key).
+private func firebase(_ changes: [String: String?] = [:]) -> [String: String] {
+    var parameters = ImportedHashVerifierTests.firebaseParameters
+    for (key, value) in changes { parameters[key] = value }
+    return parameters
+}
+
+/// STANDARD_SCRYPT parameters (`nil` leaves one out).
+private func standard(_ n: Int?, _ r: Int?, _ p: Int?, _ dkLen: Int?) -> [String: String] {
+    let values = ["cpuMemCost": n, "blockSize": r, "parallelization": p, "dkLen": dkLen]
+    return values.compactMapValues { $0.map(String.init) }
+}
+
+@Suite("imported password hashes")
+struct ImportedHashVerifierTests {
+    /// Firebase's published project parameters and exported user (firebase/scrypt README).
+    static let firebaseParameters = [
+        "signerKey": "jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA==",
+        "saltSeparator": "Bw==",
+        "rounds": "8",
+        "memoryCost": "14",
+    ]
+    static let firebaseUser = StoredPassword(
+        algorithm: "SCRYPT",
+        hash: bytes("lSrfV15cpx95/sZS2W9c9Kp6i/LVgQNDNC/qzrCnh1SAyZvqmZqAjTdn3aoItz+VHjoZilo78198JAdRuid5lQ=="),
+        salt: bytes("42xEC+ixf3L2lw=="),
+        parameters: firebaseParameters
+    )
+
+    @Test("Firebase's public scrypt vector: user1password passes, user1passwordx fails")
+    func firebaseScrypt() throws {
+        #expect(try ImportedHashVerifier.verify("user1password", against: Self.firebaseUser))
+        #expect(try ImportedHashVerifier.verify("user1passwordx", against: Self.firebaseUser) == false)
+        // URL-safe, unpadded parameters decode to the same bytes.
+        var unpadded = Self.firebaseUser
+        unpadded.parameters["signerKey"] = Self.firebaseParameters["signerKey"]!
+            .replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        unpadded.parameters["saltSeparator"] = "Bw"
+        #expect(try ImportedHashVerifier.verify("user1password", against: unpadded))
+        // The separator takes part: without it the hash is another.
+        var noSeparator = Self.firebaseUser
+        noSeparator.parameters["saltSeparator"] = nil
+        #expect(try ImportedHashVerifier.verify("user1password", against: noSeparator) == false)
+    }
+
+    @Test("STANDARD_SCRYPT with N=1024, r=8 against Python's hashlib.scrypt and RFC 7914")
+    func standardScrypt() throws {
+        // hashlib.scrypt(b"pleaseletmein", salt=b"SodiumChloride", n=1024, r=8, p=1, dklen=64)
+        let stored = StoredPassword(
+            algorithm: "STANDARD_SCRYPT",
+            hash: Self.bytes("VBc2h9Jl5DImvZFLAVJn4v3UEIqgWTf7VJ7OsMJ2ooX+WeIpP1qj/iiPDn5VJ5DapNjXnAkpRmMVKstxndIluA=="),
+            salt: Array("SodiumChloride".utf8),
+            parameters: ["cpuMemCost": "1024", "blockSize": "8", "parallelization": "1", "dkLen": "64"]
+        )
+        #expect(try ImportedHashVerifier.verify("pleaseletmein", against: stored))
+        #expect(try ImportedHashVerifier.verify("pleaseletmeout", against: stored) == false)
+        // RFC 7914 §12, second vector: "password" / "NaCl", N=1024, r=8, p=16.
+        let rfc = StoredPassword(
+            algorithm: "STANDARD_SCRYPT",
+            hash: Self.hex(
+                "fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b373162"
+                    + "2eaf30d92e22a3886ff109279d9830dac727afb94a83ee6d8360cbdfa2cc0640"
+            ),
+            salt: Array("NaCl".utf8),
+            parameters: ["cpuMemCost": "1024", "blockSize": "8", "parallelization": "16", "dkLen": "64"]
+        )
+        #expect(try ImportedHashVerifier.verify("password", against: rfc))
+        // A stored hash of another length than dkLen never matches.
+        var short = stored
+        short.hash.removeLast()
+        #expect(try ImportedHashVerifier.verify("pleaseletmein", against: short) == false)
+    }
+
+    @Test(
+        "BCRYPT against OpenBSD, crypt_blowfish and pyca/bcrypt vectors",
+        arguments: [
+            ("U*U", "$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW"),
+            ("U*U*U", "$2a$05$XXXXXXXXXXXXXXXXXXXXXOAcXxm9kjPGEMsLznoKqmqw7tc8WCx4a"),
+            ("", "$2a$05$CCCCCCCCCCCCCCCCCCCCC.7uG0VCzI2bS7j6ymqJi9CdcdxiRTWNy"),
+            (
+                "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789chars after 72 are ignored",
+                "$2a$05$abcdefghijklmnopqrstuu5s2v8.iXieOjg/.AySBTTZIIVFJeBui"
+            ),
+            ("Kk4DQuMMfZL9o", "$2b$04$cVWp4XaNU8a4v1uMRum2SO026BWLIoQMD/TXg5uZV.0P.uO8m3YEm"),
+            ("9IeRXmnGxMYbs", "$2b$04$pQ7gRO7e6wx/936oXhNjrOUNOHL1D0h1N2IDbJZYs.1ppzSof6SPy"),
+            ("xVQVbwa1S0M8r", "$2b$04$SQe9knOzepOVKoYXo9xTteNYr6MBwVz4tpriJVe3PNgYufGIsgKcW"),
+            // libxcrypt's crypt(3) on this machine.
+            ("correct horse battery staple", "$2b$04$abcdefghijklmnopqrstuu7EJV7kdjBBQxyb0HjTh9KS7.Lah/6CG"),
+            ("pässwörd", "$2y$04$0123456789ABCDEFGHIJK.iRCDJOBSdssIqANh6Y8T7fiK/6vTgVu"),
+        ]
+    )
+    func bcrypt(password: String, hash: String) throws {
+        let stored = StoredPassword(algorithm: "BCRYPT", hash: Array(hash.utf8))
+        #expect(try ImportedHashVerifier.verify(password, against: stored))
+        #expect(try ImportedHashVerifier.verify(password + "x", against: stored) == (password.utf8.count >= 72))
+    }
+
+    @Test("BCRYPT strings that are malformed or too costly never match")
+    func bcryptMalformed() throws {
+        let good = "$2b$04$cVWp4XaNU8a4v1uMRum2SO026BWLIoQMD/TXg5uZV.0P.uO8m3YEm"
+        for hash in [
+            good.replacingOccurrences(of: "$2b$04$", with: "$2x$04$"),
+            good.replacingOccurrences(of: "$2b$04$", with: "$2b$17$"),
+            good.replacingOccurrences(of: "$2b$04$", with: "$2b$03$"),
+            good.replacingOccurrences(of: "$2b$04$", with: "$2b$4a$"),
+            String(good.dropLast()),
+            good.replacingOccurrences(of: "uO8m3YEm", with: "uO8m3YE!"),
+            "",
+        ] {
+            let stored = StoredPassword(algorithm: "BCRYPT", hash: Array(hash.utf8))
+            #expect(try ImportedHashVerifier.verify("Kk4DQuMMfZL9o", against: stored) == false)
+        }
+    }
+
+    @Test("PBKDF2_SHA256 against Python's hashlib.pbkdf2_hmac")
+    func pbkdf2() throws {
+        // hashlib.pbkdf2_hmac("sha256", b"correct horse", b"salt-for-pbkdf2", 10000, 32)
+        let stored = StoredPassword(
+            algorithm: "PBKDF2_SHA256",
+            hash: Self.bytes("eT7ZsQvCYI02AYD6Wi+lCuCmkuvkEPEL58y9NgGZ0gM="),
+            salt: Array("salt-for-pbkdf2".utf8),
+            parameters: ["rounds": "10000"]
+        )
+        #expect(try ImportedHashVerifier.verify("correct horse", against: stored))
+        #expect(try ImportedHashVerifier.verify("correct horsf", against: stored) == false)
+        var otherRounds = stored
+        otherRounds.parameters["rounds"] = "9999"
+        #expect(try ImportedHashVerifier.verify("correct horse", against: otherRounds) == false)
+    }
+
+    @Test("HMAC_SHA256 in both orders against Python's hmac")
+    func hmac() throws {
+        let key = "aG1hYy1zaWduZXIta2V5LTAxMjM0NTY3ODk="  // "hmac-signer-key-0123456789"
+        // hmac.new(key, b"correct horse" + b"pepper-salt", sha256): the default order.
+        let passwordFirst = StoredPassword(
+            algorithm: "HMAC_SHA256",
+            hash: Self.bytes("21D+Lne5TWdxoC5j+Uz2lR61/DblbChqHV2wxcoBpWw="),
+            salt: Array("pepper-salt".utf8),
+            parameters: ["signerKey": key]
+        )
+        #expect(try ImportedHashVerifier.verify("correct horse", against: passwordFirst))
+        #expect(try ImportedHashVerifier.verify("correct horsf", against: passwordFirst) == false)
+        var explicit = passwordFirst
+        explicit.parameters["passwordHashOrder"] = "PASSWORD_AND_SALT"
+        #expect(try ImportedHashVerifier.verify("correct horse", against: explicit))
+        // hmac.new(key, b"pepper-salt" + b"correct horse", sha256)
+        let saltFirst = StoredPassword(
+            algorithm: "HMAC_SHA256",
+            hash: Self.bytes("gUiY9maAdBNAQ/2yoB15Jqfo8bNaKsoAWlBmLdhfHTw="),
+            salt: Array("pepper-salt".utf8),
+            parameters: ["signerKey": key, "passwordHashOrder": "SALT_AND_PASSWORD"]
+        )
+        #expect(try ImportedHashVerifier.verify("correct horse", against: saltFirst))
+        var wrongOrder = saltFirst
+        wrongOrder.parameters["passwordHashOrder"] = nil
+        #expect(try ImportedHashVerifier.verify("correct horse", against: wrongOrder) == false)
+    }
+
+    @Test("an unknown algorithm never matches; corrupt stored parameters throw")
+    func unknownAndCorrupt() throws {
+        #expect(try ImportedHashVerifier.verify("pw", against: StoredPassword(algorithm: "MD5", hash: [1, 2, 3])) == false)
+        var corrupt = Self.firebaseUser
+        corrupt.parameters["memoryCost"] = "20"
+        #expect(throws: ImportParameterError(code: "INVALID_HASH_MEMORY_COST")) {
+            try ImportedHashVerifier.verify("user1password", against: corrupt)
+        }
+    }
+
+    @Test(
+        "parameter faults carry Firebase's names, the first in the reference's order",
+        arguments: [
+            ("SHA1", [:], "INVALID_HASH_ALGORITHM"),
+            ("", [:], "INVALID_HASH_ALGORITHM"),
+            ("scrypt", firebase(), "INVALID_HASH_ALGORITHM"),
+            ("SCRYPT", firebase(["rounds": "9"]), "INVALID_HASH_ROUNDS"),
+            ("SCRYPT", firebase(["rounds": "0", "memoryCost": "15"]), "INVALID_HASH_ROUNDS"),
+            ("SCRYPT", firebase(["rounds": nil]), "INVALID_HASH_ROUNDS"),
+            ("SCRYPT", firebase(["memoryCost": "15", "signerKey": "!"]), "INVALID_HASH_MEMORY_COST"),
+            ("SCRYPT", firebase(["memoryCost": "0"]), "INVALID_HASH_MEMORY_COST"),
+            ("SCRYPT", firebase(["signerKey": nil]), "INVALID_HASH_KEY"),
+            ("SCRYPT", firebase(["signerKey": "not base64!", "saltSeparator": "%"]), "INVALID_HASH_KEY"),
+            ("SCRYPT", firebase(["saltSeparator": "B"]), "INVALID_HASH_SALT_SEPARATOR"),
+            ("STANDARD_SCRYPT", standard(nil, 8, 1, 64), "INVALID_HASH_CPU_MEM_COST"),
+            ("STANDARD_SCRYPT", standard(1000, 8, 1, 64), "INVALID_HASH_CPU_MEM_COST"),
+            ("STANDARD_SCRYPT", standard(262144, 8, 1, 64), "INVALID_HASH_CPU_MEM_COST"),
+            ("STANDARD_SCRYPT", standard(1024, 17, 0, 64), "INVALID_HASH_BLOCK_SIZE"),
+            ("STANDARD_SCRYPT", standard(1024, 8, 17, 0), "INVALID_HASH_PARALLELIZATION"),
+            ("STANDARD_SCRYPT", standard(1024, 8, 1, 129), "INVALID_HASH_DERIVED_KEY_LENGTH"),
+            ("STANDARD_SCRYPT", standard(65536, 1, 1, 64), "INVALID_HASH_CPU_MEM_COST"),
+            ("PBKDF2_SHA256", [:], "INVALID_HASH_ROUNDS"),
+            ("PBKDF2_SHA256", ["rounds": "120001"], "INVALID_HASH_ROUNDS"),
+            ("PBKDF2_SHA256", ["rounds": "ten"], "INVALID_HASH_ROUNDS"),
+            ("HMAC_SHA256", [:], "INVALID_HASH_KEY"),
+            ("HMAC_SHA256", ["signerKey": ""], "INVALID_HASH_KEY"),
+        ] as [(String, [String: String], String)]
+    )
+    func parameterFaults(algorithm: String, parameters: [String: String], code: String) {
+        #expect(throws: ImportParameterError(code: code)) {
+            try ImportedHashVerifier.validateParameters(algorithm: algorithm, parameters: parameters)
+        }
+    }
+
+    @Test(
+        "parameters in bounds pass validation",
+        arguments: [
+            ("SCRYPT", firebase()),
+            ("SCRYPT", firebase(["saltSeparator": nil, "rounds": "1", "memoryCost": "1"])),
+            ("STANDARD_SCRYPT", standard(131072, 16, 16, 128)),
+            ("STANDARD_SCRYPT", standard(2, 1, 1, 1)),
+            ("BCRYPT", [:]),
+            ("PBKDF2_SHA256", ["rounds": "120000"]),
+            ("PBKDF2_SHA256", ["rounds": "1"]),
+            ("HMAC_SHA256", ["signerKey": "a2V5", "passwordHashOrder": "SALT_AND_PASSWORD"]),
+        ] as [(String, [String: String])]
+    )
+    func parametersInBounds(algorithm: String, parameters: [String: String]) throws {
+        try ImportedHashVerifier.validateParameters(algorithm: algorithm, parameters: parameters)
+    }
+
+    @Test("Argon2idHasher.verify routes imported credentials to the verifier on its pool")
+    func hasherRoutesImported() async throws {
+        let hasher = Argon2idHasher(parameters: .init(memoryKiB: 1024, iterations: 1), threads: 2)
+        #expect(try await hasher.verify("user1password", against: Self.firebaseUser))
+        #expect(try await hasher.verify("user1passwordx", against: Self.firebaseUser) == false)
+        let bcrypt = StoredPassword(algorithm: "BCRYPT", hash: Array("$2b$04$cVWp4XaNU8a4v1uMRum2SO026BWLIoQMD/TXg5uZV.0P.uO8m3YEm".utf8))
+        #expect(try await hasher.verify("Kk4DQuMMfZL9o", against: bcrypt))
+        #expect(try await hasher.verify("pw", against: StoredPassword(algorithm: "MD5", hash: [1])) == false)
+        var corrupt = Self.firebaseUser
+        corrupt.parameters["signerKey"] = nil
+        await #expect(throws: ImportParameterError(code: "INVALID_HASH_KEY")) {
+            try await hasher.verify("user1password", against: corrupt)
+        }
+        // Concurrent imported verifications all complete on the bounded pool.
+        let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<6 {
+                group.addTask { try await hasher.verify(index.isMultiple(of: 2) ? "user1password" : "nope", against: Self.firebaseUser) }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results.filter { $0 }.count == 3)
+        // Native credentials still verify as before.
+        #expect(try await hasher.verify("native", against: try await hasher.hash("native")))
+    }
+
+    private static func bytes(_ base64: String) -> [UInt8] {
+        Array(Data(base64Encoded: base64)!)
+    }
+
+    private static func hex(_ text: String) -> [UInt8] {
+        var output = [UInt8]()
+        var index = text.startIndex
+        while index < text.endIndex {
+            let next = text.index(index, offsetBy: 2)
+            output.append(UInt8(text[index..<next], radix: 16)!)
+            index = next
+        }
+        return output
+    }
+}

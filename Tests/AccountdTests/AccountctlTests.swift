@@ -1,0 +1,103 @@
+@testable import accountd
+import AccountTesting
+import Foundation
+import Testing
+
+/// accountctl, the built binary, against a live server and database.
+@Suite("accountctl against a live server")
+struct AccountctlTests {
+    struct Run {
+        var status: Int32
+        var output: String
+        var errors: String
+    }
+
+    static var binary: URL {
+        TestDatabase.migrationsDirectory.deletingLastPathComponent().appendingPathComponent(".build/debug/accountctl")
+    }
+
+    /// Runs accountctl with `arguments` against `url`, the admin token in the environment.
+    static func run(_ arguments: [String], url: String, token: String = "test-admin-token", input: String? = nil) throws -> Run {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments + ["--url", url, "--project", "demo-test"]
+        process.environment = ["ACCOUNTD_ADMIN_TOKEN": token, "PATH": "/usr/bin:/bin"]
+        let output = Pipe()
+        let errors = Pipe()
+        let stdin = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = stdin
+        try process.run()
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try stdin.fileHandleForWriting.close()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, output: String(decoding: out, as: UTF8.self), errors: String(decoding: err, as: UTF8.self))
+    }
+
+    @Test("get, list, sign-out, sessions, disable/enable, delete, links, keys, audit, export — with exit codes that mean something")
+    func operatorFlows() async throws {
+        try await withServer(database: try await TestDatabase.createMigrated()) { http in
+            let api = API(http: http)
+            let alice = try await api.signUp("alice@example.com")
+            _ = try await api.signIn("alice@example.com")
+            _ = try await api.signUp("bob@example.com")
+            let url = http.baseURL
+
+            let got = try Self.run(["users", "get", "alice@example.com"], url: url)
+            #expect(got.status == 0)
+            #expect(got.output.contains(alice.localID))
+            #expect(got.output.contains("password"))
+            #expect(!got.output.contains("UkVEQUNURUQ="))
+            let json = try Self.run(["users", "get", alice.localID, "--json"], url: url)
+            let record = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
+            #expect(record?["email"] as? String == "alice@example.com")
+            #expect(record?["passwordHash"] == nil)
+
+            let list = try Self.run(["users", "list", "--query", "ali"], url: url)
+            #expect(list.output.contains("alice@example.com"))
+            #expect(!list.output.contains("bob@example.com"))
+
+            let sessions = try Self.run(["sessions", "list", "alice@example.com"], url: url)
+            #expect(sessions.output.split(separator: "\n").count == 3)  // header + 2
+            let sid = try #require(alice.claims["sid"] as? String)
+            #expect(try Self.run(["sessions", "revoke", sid], url: url).output.contains("revoked session \(sid)"))
+            #expect(try await api.refresh(alice.refreshToken).errorCode == "TOKEN_EXPIRED")
+
+            let signOut = try Self.run(["users", "sign-out", "alice@example.com"], url: url)
+            #expect(signOut.output.contains("1 session(s) revoked"))
+
+            #expect(try Self.run(["users", "disable", "bob@example.com"], url: url).status == 0)
+            #expect(try await api.client("signInWithPassword", ["email": "bob@example.com", "password": "secret-pass"]).errorCode == "USER_DISABLED")
+            #expect(try Self.run(["users", "enable", "bob@example.com"], url: url).status == 0)
+            _ = try await api.signIn("bob@example.com")
+
+            let link = try Self.run(["links", "reset", "bob@example.com"], url: url)
+            #expect(link.output.contains("mode=resetPassword"))
+            #expect(try Self.run(["keys", "list"], url: url).output.contains("current"))
+
+            let export = try Self.run(["users", "export"], url: url)
+            #expect(export.output.split(separator: "\n").count == 2)
+            #expect(!export.output.contains("passwordHash"))
+            #expect(try Self.run(["users", "export", "--with-hashes"], url: url).output.contains("passwordHash"))
+
+            let refused = try Self.run(["users", "delete", "bob@example.com"], url: url, input: "no\n")
+            #expect(refused.status == 64)
+            #expect(try Self.run(["users", "delete", "bob@example.com", "--yes"], url: url).status == 0)
+
+            let audit = try Self.run(["audit", alice.localID], url: url)
+            #expect(audit.output.contains("sessions.revoke_all"))
+            #expect(audit.output.contains("admin:ops"))
+
+            // Exit codes: not found, unauthorised, unreachable, usage.
+            let missing = try Self.run(["users", "get", "nobody@example.com"], url: url)
+            #expect(missing.status == 66)
+            #expect(missing.errors.hasPrefix("accountctl: "))
+            #expect(try Self.run(["users", "get", "x@example.com"], url: url, token: "wrong").status == 77)
+            #expect(try Self.run(["users", "get", "x@example.com"], url: "http://127.0.0.1:1").status == 69)
+            #expect(try Self.run(["users", "frobnicate"], url: url).status == 64)
+        }
+    }
+}
