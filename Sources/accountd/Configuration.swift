@@ -48,6 +48,7 @@ struct Configuration: Sendable {
         settings.linkDomains = linkDomains ?? [URLComponents(string: settings.actionHandlerURL)?.host ?? host]
         settings.dynamicLinkDomains = dynamicLinkDomains
         settings.productName = productName
+        settings.linkAPIKey = accessPolicy.linkAPIKey
         return settings
     }
 

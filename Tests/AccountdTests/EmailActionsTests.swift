@@ -370,4 +370,35 @@ struct EmailActionsTests {
             #expect(try await api.client("resetPassword", [:]).errorCode == "MISSING_OOB_CODE")
         }
     }
+
+    @Test("a direct email change sends the old address a recover code; applying it restores the address and revokes sessions")
+    func directChangeRecover() async throws {
+        let database = try await TestDatabase.createMigrated()
+        try await withServer(database: database) { http in
+            let api = API(http: http)
+            let alice = try await api.signUp("alice@example.com")
+            let changed = try await api.client("update", ["idToken": alice.idToken, "email": "thief@example.com"])
+            #expect(changed.status == 200)
+            #expect(changed.string("email") == "thief@example.com")
+            let later = Session(changed)
+            let recipients = try await TestDatabase.withClient(database) { client in
+                var rows: [String] = []
+                for try await to in try await client.query("SELECT recipient FROM email_outbox ORDER BY id").decode(String.self) { rows.append(to) }
+                return rows
+            }
+            #expect(recipients == ["alice@example.com"])
+            // The recover link's code, as the old owner would click it: read through the code's hash is
+            // impossible, so take it from the queued message body.
+            let body = try await TestDatabase.withClient(database) { client in
+                var text = ""
+                for try await value in try await client.query("SELECT body_text FROM email_outbox").decode(String?.self) { text = value ?? "" }
+                return text
+            }
+            let link = try #require(body.split(whereSeparator: \.isWhitespace).first { $0.contains("mode=recoverEmail") })
+            let code = try #require(URLComponents(string: String(link))?.queryItems?.first { $0.name == "oobCode" }?.value)
+            let restored = try await api.client("update", ["oobCode": code])
+            #expect(restored.string("email") == "alice@example.com")
+            #expect(try await api.refresh(later.refreshToken).errorCode == "TOKEN_EXPIRED")
+        }
+    }
 }

@@ -45,6 +45,7 @@ extension AccountService {
         if change.password != nil || change.email != .keep { try requireRecentLogin(caller) }
         guard let current = try await store.user(localID: caller.localID) else { throw AccountError(.userNotFound) }
         if case .set(let email) = change.email, email == current.email { change.email = .keep }
+        addRecoverNotice(to: &change, current: current)
         let revokes = change.password != nil || change.email != .keep || change.revokeAll
         let replacement = revokes ? newSession(provider: caller.signInProvider, method: caller.signInProvider, client: client) : nil
         let (user, ticket, _) = try await store.update(
@@ -61,6 +62,7 @@ extension AccountService {
         var change = try await makeChange(input)
         guard let current = try await store.user(localID: localID) else { throw AccountError(.userNotFound) }
         if case .set(let email) = change.email, email == current.email { change.email = .keep }
+        addRecoverNotice(to: &change, current: current)
         let (user, _, _) = try await store.update(localID: localID, guardSession: nil, change: change, replacement: nil, now: clock.now())
         cache.invalidate(user: localID)
         return user
@@ -99,6 +101,17 @@ extension AccountService {
         guard let localID, !localID.isEmpty else { throw AccountError(.missingLocalID) }
         guard try await store.user(localID: localID) != nil else { throw AccountError(.userNotFound) }
         return try await store.sessions(localID: localID, includeRevoked: includeRevoked, limit: limit, before: before)
+    }
+
+    /// An email change sends the previous address a way to undo it (reference §4.7).
+    func addRecoverNotice(to change: inout UserChange, current: UserRecord) {
+        guard case .set(let email) = change.email, let old = current.email else { return }
+        change.notices.append(
+            .recoverNotice(
+                settings: settings, random: random, now: clock.now(), localID: current.localID, currentEmail: email, oldEmail: old,
+                lang: "en", apiKey: settings.linkAPIKey
+            )
+        )
     }
 
     func requireRecentLogin(_ caller: Authenticated) throws(AccountError) {

@@ -93,6 +93,8 @@ package struct UserChange: Sendable, Equatable {
     package var lastLoginAt: Date?
     /// `validSince` was sent: revoke every session now.
     package var revokeAll = false
+    /// Codes and emails to store with the change (the recover notice of an email change).
+    package var notices: [OutgoingCode] = []
 
     /// No change.
     package init() {}

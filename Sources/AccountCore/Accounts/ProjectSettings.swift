@@ -21,6 +21,8 @@ package struct ProjectSettings: Sendable {
     package var dynamicLinkDomains: [String] = []
     /// How long codes live.
     package var codeLifetimes = ActionCodeLifetimes()
+    /// The API key links made without a client key carry (the project's first).
+    package var linkAPIKey = "demo-api-key"
     /// The product name emails use.
     package var productName = "accountd"
 

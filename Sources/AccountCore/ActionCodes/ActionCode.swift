@@ -120,7 +120,7 @@ package struct ActionCodeRecord: Sendable, Equatable {
 }
 
 /// A code together with the email that carries it, written in one transaction.
-package struct OutgoingCode: Sendable {
+package struct OutgoingCode: Sendable, Equatable {
     package var code: NewActionCode
     /// `nil` when the admin asked for the link back instead.
     package var email: EmailMessage?
@@ -129,5 +129,24 @@ package struct OutgoingCode: Sendable {
     package init(code: NewActionCode, email: EmailMessage?) {
         self.code = code
         self.email = email
+    }
+}
+
+extension OutgoingCode {
+    /// The `RECOVER_EMAIL` code and notice sent to `oldEmail` after an account's email changed to
+    /// `currentEmail` (reference §4.7): its link restores the old address.
+    package static func recoverNotice(
+        settings: ProjectSettings, random: any RandomSource, now: Date, localID: String, currentEmail: String, oldEmail: String,
+        lang: String, apiKey: String
+    ) -> OutgoingCode {
+        let code = NewActionCode(
+            random: random, kind: .recoverEmail, localID: localID, email: currentEmail, newEmail: oldEmail, settingsJSON: "{}",
+            lang: lang, now: now, lifetimes: settings.codeLifetimes
+        )
+        let link = ActionCodeSettings().link(kind: .recoverEmail, code: code.code, apiKey: apiKey, lang: lang, project: settings)
+        let message = EmailTemplates.message(
+            kind: .recoverEmail, to: oldEmail, link: link, lang: lang, productName: settings.productName, newEmail: currentEmail
+        )
+        return OutgoingCode(code: code, email: message)
     }
 }

@@ -126,17 +126,12 @@ package struct ActionCodeService: Sendable {
         return SendResult(email: email!, oobCode: request.returnOobLink ? code.code : nil, oobLink: request.returnOobLink ? link : nil)
     }
 
-    /// A recover code for `user` after its email moves away from `oldEmail`, with its notice.
+    /// A recover code for a user whose email moved away from `oldEmail`, with its notice.
     func recoverNotice(localID: String, currentEmail: String, oldEmail: String, lang: String, apiKey: String) -> OutgoingCode {
-        let code = NewActionCode(
-            random: accounts.random, kind: .recoverEmail, localID: localID, email: currentEmail, newEmail: oldEmail,
-            settingsJSON: "{}", lang: lang, now: accounts.clock.now(), lifetimes: settings.codeLifetimes
+        OutgoingCode.recoverNotice(
+            settings: settings, random: accounts.random, now: accounts.clock.now(), localID: localID, currentEmail: currentEmail,
+            oldEmail: oldEmail, lang: lang, apiKey: apiKey
         )
-        let link = ActionCodeSettings().link(kind: .recoverEmail, code: code.code, apiKey: apiKey, lang: lang, project: settings)
-        let message = EmailTemplates.message(
-            kind: .recoverEmail, to: oldEmail, link: link, lang: lang, productName: settings.productName, newEmail: currentEmail
-        )
-        return OutgoingCode(code: code, email: message)
     }
 
     /// `accounts:update` with `oobCode` (reference §4.7 A).
