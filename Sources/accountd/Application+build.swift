@@ -1,12 +1,13 @@
 import AccountAPI
 import AccountCore
 import AccountCrypto
+import AccountMail
 import AccountPostgres
 import Foundation
 import Hummingbird
-import ServiceLifecycle
 import Logging
 import PostgresNIO
+import ServiceLifecycle
 
 /// Composes the server from a configuration whose database is known: the PostgreSQL client, the
 /// migration gate, the adapters behind the domain's ports, the routes, the background services.
@@ -43,6 +44,10 @@ func buildApplication(
     routes.addKeys(signer: keyRing)
     routes.addAccounts(service: service)
     routes.addActionCodes(service: ActionCodeService(accounts: service, store: store), access: configuration.accessPolicy)
+    try routes.addActionHandler(
+        service: ActionCodeService(accounts: service, store: store), access: configuration.accessPolicy,
+        csrfKey: sealer.derive(info: "accountd action-page csrf v1", count: 32), logoURL: configuration.productLogoURL,
+        templatesDirectory: configuration.actionTemplatesDirectory)
     let admin = AdminService(accounts: service, store: store, keys: keyRing)
     routes.addAdmin(service: admin)
     routes.addImport(service: admin, store: store) { algorithm, parameters in
@@ -53,12 +58,21 @@ func buildApplication(
         }
     }
 
+    let gate = StartupGate()
+    var services: [any Service] = [
+        postgres, RevocationListener(url: databaseURL, cache: cache, logger: logger),
+        GatedService(gate: gate, inner: KeyPromotionService(keyRing: keyRing, logger: logger)),
+    ]
+    if configuration.deliversEmail {
+        // After the client, so it stops first on shutdown; after the migration, so its table exists.
+        let transport = try MailConfiguration.makeTransport(from: configuration.mailEnvironment, logger: logger)
+        services.append(GatedService(gate: gate, inner: OutboxWorker(client: postgres, transport: transport, logger: logger)))
+    }
+
     var app = Application(
         responder: APIResponder(routes: routes, access: configuration.accessPolicy),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "accountd"),
-        services: [
-            postgres, RevocationListener(url: databaseURL, cache: cache, logger: logger), KeyPromotionService(keyRing: keyRing, logger: logger),
-        ],
+        services: services,
         logger: logger
     )
     app.beforeServerStarts {
@@ -69,6 +83,7 @@ func buildApplication(
             try await migrator.requireCurrent()
         }
         try await keyRing.ensureCurrentKey()
+        await gate.openGate()
     }
     return app
 }

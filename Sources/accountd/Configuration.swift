@@ -70,8 +70,16 @@ struct Configuration: Sendable {
     var dynamicLinkDomains: [String] = []
     /// The product name in emails (`ACCOUNTD_PRODUCT_NAME`).
     var productName = "accountd"
+    /// `ACCOUNTD_MAIL_*`, `ACCOUNTD_SMTP_URL`, `ACCOUNTD_WEBHOOK_*`: read by the mail transport.
+    var mailEnvironment: [String: String] = [:]
+    /// Whether this process delivers queued email (tests read the outbox instead).
+    var deliversEmail = true
     /// How long the previous refresh token stays tolerated (`ACCOUNTD_REFRESH_REUSE_GRACE_SECONDS`, 10).
     var refreshReuseGraceSeconds: Double = 10
+    /// A folder whose `layout.html` and `messages.LANG.json` replace the action page's built-in ones (`ACCOUNTD_ACTION_TEMPLATES_DIR`).
+    var actionTemplatesDirectory: String?
+    /// An `https:` or `data:image/` logo shown on the action page (`ACCOUNTD_PRODUCT_LOGO_URL`).
+    var productLogoURL: String?
 
     /// Who may call, derived from the keys and tokens.
     var accessPolicy: AccessPolicy {
@@ -254,7 +262,12 @@ extension Configuration {
             linkDomains: input.environment["ACCOUNTD_LINK_DOMAINS"].map { Self.list($0).map { $0.lowercased() } },
             dynamicLinkDomains: input.environment["ACCOUNTD_DYNAMIC_LINK_DOMAINS"].map { Self.list($0).map { $0.lowercased() } } ?? [],
             productName: input.environment["ACCOUNTD_PRODUCT_NAME"] ?? "accountd",
-            refreshReuseGraceSeconds: Double(grace)
+            mailEnvironment: input.environment.filter {
+                $0.key.hasPrefix("ACCOUNTD_MAIL_") || $0.key.hasPrefix("ACCOUNTD_SMTP_") || $0.key.hasPrefix("ACCOUNTD_WEBHOOK_")
+            },
+            refreshReuseGraceSeconds: Double(grace),
+            actionTemplatesDirectory: input.environment["ACCOUNTD_ACTION_TEMPLATES_DIR"],
+            productLogoURL: input.environment["ACCOUNTD_PRODUCT_LOGO_URL"]
         )
     }
 

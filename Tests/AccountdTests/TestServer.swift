@@ -27,6 +27,7 @@ func testConfiguration(port: Int = 0) -> Configuration {
         developmentDefaults: [],
         // Cheap hashes keep the suite fast; the defaults are tested in AccountCryptoTests.
         passwordHashParameters: .init(memoryKiB: 1024, iterations: 1),
+        deliversEmail: false,
         refreshReuseGraceSeconds: 2
     )
 }

@@ -185,7 +185,9 @@ extension PostgresAccountStore: ActionCodeStore {
     /// THE RULE (reference §4.4): on an unverified account whose mailbox was just proven, remove
     /// every mechanism attached while the address was unproven (password unless it is being
     /// replaced, phone, federated links, pending codes but sign-in links) and revoke every session.
-    static func stripUnverified(_ user: UserRecord, keepPassword: Bool, now: Date, on connection: PostgresConnection, logger: Logger) async throws {
+    static func stripUnverified(_ user: UserRecord, keepPassword: Bool, now: Date, on connection: PostgresConnection, logger: Logger)
+        async throws
+    {
         let localID = user.localID
         if !keepPassword {
             try await connection.query("DELETE FROM password_credentials WHERE tenant_id = '' AND local_id = \(localID)", logger: logger)
@@ -240,7 +242,8 @@ extension PostgresAccountStore: ActionCodeStore {
             (String, String?, String, String?, String, Date, Date?).self
         ) {
             guard let kind = ActionCodeKind(rawValue: kind) else { return nil }
-            return ActionCodeRecord(kind: kind, localID: localID, email: email, newEmail: newEmail, lang: lang, expiresAt: expiresAt, usedAt: usedAt)
+            return ActionCodeRecord(
+                kind: kind, localID: localID, email: email, newEmail: newEmail, lang: lang, expiresAt: expiresAt, usedAt: usedAt)
         }
         return nil
     }

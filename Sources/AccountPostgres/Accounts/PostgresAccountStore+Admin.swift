@@ -10,7 +10,9 @@ extension PostgresAccountStore: AdminStore {
             binds.append(after ?? "")
             binds.append(limit)
             let rows = try await client.query(
-                PostgresQuery(unsafeSQL: "SELECT \(Self.userColumns) WHERE u.tenant_id = '' AND u.local_id > $1 ORDER BY u.local_id LIMIT $2", binds: binds),
+                PostgresQuery(
+                    unsafeSQL: "SELECT \(Self.userColumns) WHERE u.tenant_id = '' AND u.local_id > $1 ORDER BY u.local_id LIMIT $2",
+                    binds: binds),
                 logger: logger
             )
             var users: [UserRecord] = []
@@ -30,8 +32,9 @@ extension PostgresAccountStore: AdminStore {
                 conditions.append("(lower(u.email) = ANY($1) OR u.local_id = ANY($2) OR u.phone_number = ANY($3))")
             }
             if let prefix = query.emailPrefix {
-                binds.append(prefix.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
-                    .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%")
+                binds.append(
+                    prefix.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
+                        .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%")
                 conditions.append("lower(u.email) LIKE $\(binds.count)")
             }
             let filter = (["u.tenant_id = ''"] + conditions).joined(separator: " AND ")
@@ -41,19 +44,21 @@ extension PostgresAccountStore: AdminStore {
             ).decode(Int.self) {
                 count = n
             }
-            let column = switch query.sortBy {
-            case .userID: "u.local_id"
-            case .createdAt: "u.created_at"
-            case .lastLoginAt: "u.last_login_at"
-            case .userEmail: "u.email"
-            case .name: "u.display_name"
-            }
+            let column =
+                switch query.sortBy {
+                case .userID: "u.local_id"
+                case .createdAt: "u.created_at"
+                case .lastLoginAt: "u.last_login_at"
+                case .userEmail: "u.email"
+                case .name: "u.display_name"
+                }
             let direction = query.descending ? "DESC NULLS LAST" : "ASC NULLS LAST"
             binds.append(query.limit)
             binds.append(query.offset)
             let rows = try await client.query(
                 PostgresQuery(
-                    unsafeSQL: "SELECT \(Self.userColumns) WHERE \(filter) ORDER BY \(column) \(direction), u.local_id LIMIT $\(binds.count - 1) OFFSET $\(binds.count)",
+                    unsafeSQL:
+                        "SELECT \(Self.userColumns) WHERE \(filter) ORDER BY \(column) \(direction), u.local_id LIMIT $\(binds.count - 1) OFFSET $\(binds.count)",
                     binds: binds
                 ),
                 logger: logger

@@ -14,9 +14,13 @@ extension PostgresAccountStore: UserImportStore {
                     try await connection.query("SAVEPOINT import_user", logger: logger)
                     do {
                         if let existing = try await Self.user(localID: user.localID, on: connection, logger: logger, lock: true) {
-                            guard allowOverwrite else { throw AccountError(.duplicateLocalID, "localId already exists and allowOverwrite is false") }
-                            _ = try await Self.revokeAll(user: existing, reason: .accountOverwritten, now: now, on: connection, logger: logger)
-                            try await connection.query("DELETE FROM users WHERE tenant_id = '' AND local_id = \(user.localID)", logger: logger)
+                            guard allowOverwrite else {
+                                throw AccountError(.duplicateLocalID, "localId already exists and allowOverwrite is false")
+                            }
+                            _ = try await Self.revokeAll(
+                                user: existing, reason: .accountOverwritten, now: now, on: connection, logger: logger)
+                            try await connection.query(
+                                "DELETE FROM users WHERE tenant_id = '' AND local_id = \(user.localID)", logger: logger)
                         }
                         try await Self.insertImported(user, now: now, on: connection, logger: logger)
                         try await connection.query("RELEASE SAVEPOINT import_user", logger: logger)
@@ -24,11 +28,12 @@ extension PostgresAccountStore: UserImportStore {
                         try await connection.query("ROLLBACK TO SAVEPOINT import_user", logger: logger)
                         let translated = Self.translate(error)
                         guard let accountError = translated as? AccountError else { throw translated }
-                        errors[index] = switch accountError.code {
-                        case .emailExists: "email exists in other account in database"
-                        case .phoneNumberExists: "phone number exists in other account in database"
-                        default: accountError.detail ?? accountError.code.rawValue
-                        }
+                        errors[index] =
+                            switch accountError.code {
+                            case .emailExists: "email exists in other account in database"
+                            case .phoneNumberExists: "phone number exists in other account in database"
+                            default: accountError.detail ?? accountError.code.rawValue
+                            }
                     }
                 }
                 return errors
@@ -58,6 +63,7 @@ extension PostgresAccountStore: UserImportStore {
                 logger: logger
             )
         }
-        try await audit("user.import", localID: user.localID, details: ["email": user.email ?? ""], always: false, on: connection, logger: logger)
+        try await audit(
+            "user.import", localID: user.localID, details: ["email": user.email ?? ""], always: false, on: connection, logger: logger)
     }
 }

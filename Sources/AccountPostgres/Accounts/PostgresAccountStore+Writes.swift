@@ -26,7 +26,8 @@ extension PostgresAccountStore {
                     ticket = try await Self.insertSession(session, user: user, now: now, on: connection, logger: logger)
                 }
                 try await Self.audit(
-                    "user.create", localID: user.localID, details: ["email": user.email ?? ""], always: false, on: connection, logger: logger
+                    "user.create", localID: user.localID, details: ["email": user.email ?? ""], always: false, on: connection,
+                    logger: logger
                 )
                 let created = try await Self.user(localID: user.localID, on: connection, logger: logger, lock: false)!
                 return (created, ticket)
@@ -95,7 +96,8 @@ extension PostgresAccountStore {
                 if change.disabled != nil || change.customAttributes != .keep {
                     try await Self.notify(user: localID, on: connection, logger: logger)
                 }
-                try await Self.audit("user.update", localID: localID, details: change.summary, always: false, on: connection, logger: logger)
+                try await Self.audit(
+                    "user.update", localID: localID, details: change.summary, always: false, on: connection, logger: logger)
                 let updated = try await Self.user(localID: localID, on: connection, logger: logger, lock: false)!
                 return (updated, ticket, nil)
             }
@@ -161,7 +163,8 @@ extension PostgresAccountStore {
                     try await connection.query("SELECT pg_notify(\(Self.revocationChannel), \("s:" + id))", logger: logger)
                 }
                 try await Self.audit(
-                    "sessions.revoke", localID: localID, details: ["reason": reason.rawValue, "sessions": revoked.sorted().joined(separator: ",")],
+                    "sessions.revoke", localID: localID,
+                    details: ["reason": reason.rawValue, "sessions": revoked.sorted().joined(separator: ",")],
                     on: connection, logger: logger
                 )
                 return (revoked.sorted(), user.validSince)

@@ -89,12 +89,13 @@ package struct OutboxWorker: Service {
     // MARK: Processing
 
     private func drain() async throws -> Int {
-        var processed: [Int64] = []
+        // Rows that failed in this pass are not taken again in it, even with a zero backoff (sent
+        // rows are no longer pending, so the list stays as short as the failures).
+        var failed: [Int64] = []
         var sent = 0
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            guard let outcome = try await processNext(excluding: processed) else { break }
-            processed.append(outcome.id)
-            if outcome.sent { sent += 1 }
+            guard let outcome = try await processNext(excluding: failed) else { break }
+            if outcome.sent { sent += 1 } else { failed.append(outcome.id) }
         }
         return sent
     }
@@ -145,7 +146,8 @@ package struct OutboxWorker: Service {
                 try await record(failure: reason, id: claimed.id, attempt: attempt, final: final, on: connection)
                 if final {
                     logger.error(
-                        "email outbox: giving up", metadata: ["kind": "\(message.kind.rawValue)", "attempts": "\(attempt)", "error": "\(reason)"])
+                        "email outbox: giving up",
+                        metadata: ["kind": "\(message.kind.rawValue)", "attempts": "\(attempt)", "error": "\(reason)"])
                 } else {
                     logger.warning(
                         "email outbox: send failed; will retry",

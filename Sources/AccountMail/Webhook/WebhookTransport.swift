@@ -1,0 +1,84 @@
+public import AccountCore
+public import AsyncHTTPClient
+import Crypto
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Hands each message to an operator's endpoint: a JSON `POST` of
+/// `{"kind","to","subject","text","html","link"}` signed with a shared secret. The receiver checks
+/// `X-Accountd-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + body)>` and rejects stale
+/// `X-Accountd-Timestamp`s (unix seconds). Any status outside 2xx throws, so the outbox retries.
+package struct WebhookTransport: MailTransport {
+    private let url: String
+    private let secret: String
+    private let httpClient: HTTPClient
+    private let timeout: Duration
+    private let clock: any WallClock
+
+    /// Why a delivery failed (the response body is not kept: it is the receiver's business).
+    package struct Failure: Error, CustomStringConvertible {
+        /// The HTTP status the endpoint answered.
+        package var status: Int
+        /// The failure for logs and `last_error`.
+        package var description: String { "webhook answered HTTP \(status)" }
+    }
+
+    /// Creates the transport. `httpClient` defaults to the shared client.
+    package init(
+        url: String, secret: String, httpClient: HTTPClient = .shared, timeout: Duration = .seconds(10),
+        clock: any WallClock = SystemClock()
+    ) {
+        self.url = url
+        self.secret = secret
+        self.httpClient = httpClient
+        self.timeout = timeout
+        self.clock = clock
+    }
+
+    /// POSTs `message`; throws unless the endpoint answers 2xx within the timeout.
+    package func send(_ message: EmailMessage) async throws {
+        let body = try Self.body(of: message)
+        let timestamp = String(Int64(clock.now().timeIntervalSince1970.rounded(.down)))
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "accountd")
+        request.headers.add(name: "X-Accountd-Timestamp", value: timestamp)
+        request.headers.add(name: "X-Accountd-Signature", value: Self.signature(secret: secret, timestamp: timestamp, body: body))
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let response = try await httpClient.execute(request, timeout: TimeAmount(timeout))
+        // Read (and drop) a bounded body so the connection can be reused.
+        _ = try? await response.body.collect(upTo: 64 * 1024)
+        guard (200..<300).contains(Int(response.status.code)) else { throw Failure(status: Int(response.status.code)) }
+    }
+
+    /// The JSON body: `{"kind","to","subject","text","html","link"}`.
+    package static func body(of message: EmailMessage) throws -> [UInt8] {
+        let payload = Payload(
+            kind: message.kind.rawValue, to: message.to, subject: message.subject, text: message.textBody, html: message.htmlBody,
+            link: message.link)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(payload))
+    }
+
+    /// `v1=` and the hex HMAC-SHA256 of `timestamp + "." + body`, keyed with the UTF-8 of `secret`.
+    package static func signature(secret: String, timestamp: String, body: [UInt8]) -> String {
+        var signed = Array(timestamp.utf8)
+        signed.append(UInt8(ascii: "."))
+        signed += body
+        let mac = HMAC<SHA256>.authenticationCode(for: signed, using: SymmetricKey(data: Array(secret.utf8)))
+        let digits = Array("0123456789abcdef")
+        return "v1=" + String(mac.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] })
+    }
+
+    private struct Payload: Encodable {
+        var kind: String
+        var to: String
+        var subject: String
+        var text: String
+        var html: String
+        var link: String
+    }
+}
