@@ -51,7 +51,8 @@ enum BatchCreateRPC {
                     guard let id = try provider.string("providerId"), let raw = try provider.string("rawId") else { continue }
                     user.providers.append(
                         FederatedIdentity(
-                            providerID: id, rawID: raw, email: try provider.string("email"), displayName: try provider.string("displayName"),
+                            providerID: id, rawID: raw, email: try provider.string("email"),
+                            displayName: try provider.string("displayName"),
                             photoURL: try provider.string("photoUrl"), linkedAt: service.accounts.clock.now()
                         )
                     )

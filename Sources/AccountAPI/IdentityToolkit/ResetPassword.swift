@@ -33,7 +33,9 @@ enum ApplyActionCodeRPC {
 
     static func respond(_ service: ActionCodeService, call: RPCCall, code: String, access: AccessPolicy) async throws -> Response {
         let user = try await service.apply(code: code, apiKey: call.apiKey(access))
-        return Response(localId: user.localID, email: user.email, emailVerified: user.emailVerified, providerUserInfo: ProviderUserInfoWire.list(for: user))
+        return Response(
+            localId: user.localID, email: user.email, emailVerified: user.emailVerified,
+            providerUserInfo: ProviderUserInfoWire.list(for: user))
     }
 }
 

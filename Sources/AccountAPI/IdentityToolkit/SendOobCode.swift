@@ -30,7 +30,8 @@ enum SendOobCodeRPC {
             settings.iOSAppStoreID = try body.nonEmptyString("iOSAppStoreId") ?? body.nonEmptyString("iosAppStoreId")
             settings.androidPackageName = try body.nonEmptyString("androidPackageName")
             settings.androidInstallApp = try body.bool("androidInstallApp") ?? false
-            settings.androidMinimumVersion = try body.nonEmptyString("androidMinimumVersion") ?? body.nonEmptyString("androidMinimumVersionCode")
+            settings.androidMinimumVersion =
+                try body.nonEmptyString("androidMinimumVersion") ?? body.nonEmptyString("androidMinimumVersionCode")
             settings.dynamicLinkDomain = try body.nonEmptyString("dynamicLinkDomain")
             settings.linkDomain = try body.nonEmptyString("linkDomain")
             request.settings = settings

@@ -116,7 +116,8 @@ package struct ActionCodeService: Sendable {
             settingsJSON: request.settings.json, lang: request.lang, now: accounts.clock.now(), lifetimes: settings.codeLifetimes
         )
         let link = request.settings.link(kind: kind, code: code.code, apiKey: request.apiKey, lang: request.lang, project: settings)
-        let message = request.returnOobLink
+        let message =
+            request.returnOobLink
             ? nil
             : EmailTemplates.message(
                 kind: kind.emailKind, to: newEmail ?? email!, link: link, lang: request.lang, productName: settings.productName,

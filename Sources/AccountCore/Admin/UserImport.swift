@@ -62,7 +62,9 @@ extension AdminService {
             var raws = Set<String>()
             for user in request.users {
                 if let id = user.localID, !ids.insert(id).inserted { throw AccountError(.importFault, "DUPLICATE_LOCAL_ID : \(id)") }
-                if let email = user.email?.lowercased(), !emails.insert(email).inserted { throw AccountError(.importFault, "DUPLICATE_EMAIL : \(email)") }
+                if let email = user.email?.lowercased(), !emails.insert(email).inserted {
+                    throw AccountError(.importFault, "DUPLICATE_EMAIL : \(email)")
+                }
                 for link in user.providers where !raws.insert("\(link.providerID) \(link.rawID)").inserted {
                     throw AccountError(.importFault, "DUPLICATE_RAW_ID : Provider id(\(link.providerID)), Raw id(\(link.rawID))")
                 }
@@ -85,7 +87,9 @@ extension AdminService {
     }
 
     private func record(for imported: ImportedUser, request: ImportRequest, now: Date) async throws -> UserRecord {
-        guard let localID = imported.localID, LocalID.isValid(localID) else { throw AccountError(.invalidLocalID, "localId is missing or invalid") }
+        guard let localID = imported.localID, LocalID.isValid(localID) else {
+            throw AccountError(.invalidLocalID, "localId is missing or invalid")
+        }
         var user = accounts.newUser(localID: localID, now: now)
         if let raw = imported.email {
             guard let email = EmailAddress.normalize(raw) else { throw AccountError(.invalidEmail, "email is invalid") }
@@ -110,7 +114,8 @@ extension AdminService {
         if let lastLoginAt = imported.lastLoginAt { user.lastLoginAt = Date(timeIntervalSince1970: Double(lastLoginAt) / 1000) }
         if let hash = imported.passwordHash, let algorithm = request.hashAlgorithm {
             user.password = PasswordCredential(
-                stored: StoredPassword(algorithm: algorithm, hash: hash, salt: imported.salt, parameters: request.hashParameters), updatedAt: now
+                stored: StoredPassword(algorithm: algorithm, hash: hash, salt: imported.salt, parameters: request.hashParameters),
+                updatedAt: now
             )
         } else if let raw = imported.rawPassword {
             try accounts.settings.passwordPolicy.check(raw)
