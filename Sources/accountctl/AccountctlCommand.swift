@@ -41,7 +41,8 @@ struct ConnectionOptions: ParsableArguments {
             throw CLIError.usage("no admin token: pass --token-file FILE or set ACCOUNTD_ADMIN_TOKEN")
         }
         return AdminClient(
-            baseURL: (url ?? environment["ACCOUNTD_URL"] ?? "http://127.0.0.1:9099").trimmingCharacters(in: CharacterSet(charactersIn: "/")),
+            baseURL: (url ?? environment["ACCOUNTD_URL"] ?? "http://127.0.0.1:9099").trimmingCharacters(
+                in: CharacterSet(charactersIn: "/")),
             project: project ?? environment["ACCOUNTD_PROJECT_ID"] ?? "demo-project",
             token: token
         )

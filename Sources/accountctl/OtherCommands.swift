@@ -24,8 +24,10 @@ struct Sessions: AsyncParsableCommand {
                 Output.table(
                     ["session", "method", "created", "last refresh", "ip", "revoked"],
                     sessions.map {
-                        [$0["sessionId"] as? String ?? "", $0["signInMethod"] as? String ?? "", Output.time($0["createdAt"]),
-                         Output.time($0["lastRefreshAt"]), $0["ipAddress"] as? String ?? "-", $0["revokeReason"] as? String ?? "-"]
+                        [
+                            $0["sessionId"] as? String ?? "", $0["signInMethod"] as? String ?? "", Output.time($0["createdAt"]),
+                            Output.time($0["lastRefreshAt"]), $0["ipAddress"] as? String ?? "-", $0["revokeReason"] as? String ?? "-",
+                        ]
                     }
                 )
             }
@@ -58,7 +60,8 @@ struct Sessions: AsyncParsableCommand {
 
 /// `accountctl links reset|verify|sign-in EMAIL`
 struct Links: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Print an email action link.", subcommands: [Reset.self, Verify.self, SignIn.self])
+    static let configuration = CommandConfiguration(
+        abstract: "Print an email action link.", subcommands: [Reset.self, Verify.self, SignIn.self])
 
     struct Options: ParsableArguments {
         @OptionGroup var connection: ConnectionOptions
@@ -113,8 +116,11 @@ struct Keys: AsyncParsableCommand {
                 Output.table(
                     ["kid", "state", "created", "activated", "retired", "unpublished after"],
                     (reply["keys"] as? [[String: Any]] ?? []).map {
-                        [$0["kid"] as? String ?? "", $0["state"] as? String ?? "", Output.time($0["createdAt"]), Output.time($0["activatedAt"]),
-                         Output.time($0["retiredAt"]), Output.time($0["removeAfter"])]
+                        [
+                            $0["kid"] as? String ?? "", $0["state"] as? String ?? "", Output.time($0["createdAt"]),
+                            Output.time($0["activatedAt"]),
+                            Output.time($0["retiredAt"]), Output.time($0["removeAfter"]),
+                        ]
                     }
                 )
             }
@@ -158,8 +164,10 @@ struct Audit: AsyncParsableCommand {
             Output.table(
                 ["when", "actor", "action", "details"],
                 (reply["events"] as? [[String: Any]] ?? []).map {
-                    [Output.time($0["occurredAt"]), "\($0["actorType"] as? String ?? ""):\($0["actor"] as? String ?? "")",
-                     $0["action"] as? String ?? "", $0["details"] as? String ?? ""]
+                    [
+                        Output.time($0["occurredAt"]), "\($0["actorType"] as? String ?? ""):\($0["actor"] as? String ?? "")",
+                        $0["action"] as? String ?? "", $0["details"] as? String ?? "",
+                    ]
                 }
             )
         }

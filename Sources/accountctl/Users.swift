@@ -28,9 +28,12 @@ struct Users: AsyncParsableCommand {
                     ("providers", providers.joined(separator: ", ")),
                     ("sign-in methods", Self.methods(record).joined(separator: ", ")),
                     ("created", Output.time(record["createdAt"])), ("last sign-in", Output.time(record["lastLoginAt"])),
-                    ("valid since", (record["validSince"] as? String).flatMap(Double.init).map {
-                        Date(timeIntervalSince1970: $0).formatted(.iso8601)
-                    } ?? "-"),
+                    (
+                        "valid since",
+                        (record["validSince"] as? String).flatMap(Double.init).map {
+                            Date(timeIntervalSince1970: $0).formatted(.iso8601)
+                        } ?? "-"
+                    ),
                     ("custom claims", claims),
                 ]
                 Output.table(["field", "value"], rows.map { [$0.0, $0.1] })
@@ -69,8 +72,10 @@ struct Users: AsyncParsableCommand {
                 Output.table(
                     ["uid", "email", "verified", "disabled", "created"],
                     users.map {
-                        [$0["localId"] as? String ?? "", $0["email"] as? String ?? "-", "\($0["emailVerified"] as? Bool ?? false)",
-                         "\($0["disabled"] as? Bool ?? false)", Output.time($0["createdAt"])]
+                        [
+                            $0["localId"] as? String ?? "", $0["email"] as? String ?? "-", "\($0["emailVerified"] as? Bool ?? false)",
+                            "\($0["disabled"] as? Bool ?? false)", Output.time($0["createdAt"]),
+                        ]
                     }
                 )
                 if total > users.count { print("(\(users.count) of \(total); raise --limit for more)") }

@@ -7,7 +7,9 @@ extension Users {
         static let configuration = CommandConfiguration(abstract: "Import users from JSON lines (batchCreate format), 1000 per call.")
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "JSON-lines file") var file: String
-        @Option(name: .customLong("hash-algorithm"), help: "SCRYPT, STANDARD_SCRYPT, BCRYPT, PBKDF2_SHA256, HMAC_SHA256 (when lines carry passwordHash).")
+        @Option(
+            name: .customLong("hash-algorithm"),
+            help: "SCRYPT, STANDARD_SCRYPT, BCRYPT, PBKDF2_SHA256, HMAC_SHA256 (when lines carry passwordHash).")
         var hashAlgorithm: String?
         @Option(name: .customLong("hash-key"), help: "Signer key, base64 (SCRYPT, HMAC_SHA256).") var hashKey: String?
         @Option(name: .customLong("salt-separator"), help: "Salt separator, base64 (SCRYPT).") var saltSeparator: String?

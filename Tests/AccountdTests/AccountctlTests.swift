@@ -1,7 +1,8 @@
-@testable import accountd
 import AccountTesting
 import Foundation
 import Testing
+
+@testable import accountd
 
 /// accountctl, the built binary, against a live server and database.
 @Suite("accountctl against a live server")
@@ -34,7 +35,8 @@ struct AccountctlTests {
         let out = output.fileHandleForReading.readDataToEndOfFile()
         let err = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Run(status: process.terminationStatus, output: String(decoding: out, as: UTF8.self), errors: String(decoding: err, as: UTF8.self))
+        return Run(
+            status: process.terminationStatus, output: String(decoding: out, as: UTF8.self), errors: String(decoding: err, as: UTF8.self))
     }
 
     @Test("get, list, sign-out, sessions, disable/enable, delete, links, keys, audit, export — with exit codes that mean something")
@@ -70,7 +72,9 @@ struct AccountctlTests {
             #expect(signOut.output.contains("1 session(s) revoked"))
 
             #expect(try Self.run(["users", "disable", "bob@example.com"], url: url).status == 0)
-            #expect(try await api.client("signInWithPassword", ["email": "bob@example.com", "password": "secret-pass"]).errorCode == "USER_DISABLED")
+            #expect(
+                try await api.client("signInWithPassword", ["email": "bob@example.com", "password": "secret-pass"]).errorCode
+                    == "USER_DISABLED")
             #expect(try Self.run(["users", "enable", "bob@example.com"], url: url).status == 0)
             _ = try await api.signIn("bob@example.com")
 

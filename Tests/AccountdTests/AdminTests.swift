@@ -1,7 +1,8 @@
-@testable import accountd
 import AccountTesting
 import Foundation
 import Testing
+
+@testable import accountd
 
 /// Reference §7 admin lines: paging, batch delete, query, session cookies, audit, keys.
 @Suite("Admin RPC")
@@ -54,7 +55,8 @@ struct AdminTests {
             let left = try await api.admin("lookup", ["localId": [a.localID, b.localID]])
             #expect((left.json["users"] as? [[String: Any]])?.map { $0["localId"] as? String } == [a.localID])
             #expect(try await api.admin("batchDelete", ["localIds": [a.localID], "force": true]).json["errors"] == nil)
-            #expect(try await api.admin("batchDelete", ["localIds": (0...1000).map { "id\($0)" }]).errorCode == "LOCAL_ID_LIST_EXCEEDS_LIMIT")
+            #expect(
+                try await api.admin("batchDelete", ["localIds": (0...1000).map { "id\($0)" }]).errorCode == "LOCAL_ID_LIST_EXCEEDS_LIMIT")
         }
     }
 
@@ -76,7 +78,9 @@ struct AdminTests {
             #expect(claims["iss"] as? String == "https://session.firebase.google.com/demo-test")
             #expect((claims["exp"] as? Int ?? 0) - (claims["iat"] as? Int ?? 0) == 3600)
             #expect(claims["sid"] as? String == alice.claims["sid"] as? String)
-            #expect(try await api.admin("createSessionCookie", ["idToken": alice.idToken, "validDuration": "10"]).errorCode == "INVALID_DURATION")
+            #expect(
+                try await api.admin("createSessionCookie", ["idToken": alice.idToken, "validDuration": "10"]).errorCode
+                    == "INVALID_DURATION")
 
             _ = try await api.admin("update", ["localId": alice.localID, "displayName": "Alice"])
             _ = try await api.admin("revokeSessions", ["localId": alice.localID])

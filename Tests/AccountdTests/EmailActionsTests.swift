@@ -1,9 +1,10 @@
-@testable import accountd
 import AccountPostgres
 import AccountTesting
 import Foundation
 import PostgresNIO
 import Testing
+
+@testable import accountd
 
 /// Reference §7: sendOobCode, signInWithEmailLink and THE RULE, applying codes, resetPassword.
 @Suite("Email actions and email-link sign-in")
@@ -18,7 +19,9 @@ struct EmailActionsTests {
         body["email"] = email
         body["returnOobLink"] = true
         let reply = try await api.admin("sendOobCode", body)
-        guard let code = reply.string("oobCode") else { throw TestDatabaseError("sendOobCode: \(String(decoding: reply.body, as: UTF8.self))") }
+        guard let code = reply.string("oobCode") else {
+            throw TestDatabaseError("sendOobCode: \(String(decoding: reply.body, as: UTF8.self))")
+        }
         return code
     }
 
@@ -40,17 +43,27 @@ struct EmailActionsTests {
                 admin ? try await api.admin("sendOobCode", body) : try await api.client("sendOobCode", body)
             }
             #expect(try await send(["email": "alice@example.com"]).errorCode == "MISSING_REQ_TYPE")
-            #expect(try await send(["requestType": "NOPE", "email": "alice@example.com"]).errorMessage == "INVALID_REQ_TYPE : Unsupported request type")
-            #expect(try await send(["requestType": "PASSWORD_RESET", "email": "alice@example.com", "returnOobLink": true]).errorCode
-                == "INSUFFICIENT_PERMISSION")
-            #expect(try await send(["requestType": "PASSWORD_RESET", "email": "alice@example.com", "continueUrl": "https://not-authorized.example.net/x"])
+            #expect(
+                try await send(["requestType": "NOPE", "email": "alice@example.com"]).errorMessage
+                    == "INVALID_REQ_TYPE : Unsupported request type")
+            #expect(
+                try await send(["requestType": "PASSWORD_RESET", "email": "alice@example.com", "returnOobLink": true]).errorCode
+                    == "INSUFFICIENT_PERMISSION")
+            #expect(
+                try await send([
+                    "requestType": "PASSWORD_RESET", "email": "alice@example.com", "continueUrl": "https://not-authorized.example.net/x",
+                ])
                 .errorMessage == "UNAUTHORIZED_DOMAIN : Domain not allowlisted by project")
-            #expect(try await send(["requestType": "PASSWORD_RESET", "email": "alice@example.com", "continueUrl": "not a url"]).errorCode
-                == "INVALID_CONTINUE_URI")
-            #expect(try await send(["requestType": "PASSWORD_RESET", "email": "alice@example.com", "continueUrl": "https://app.localhost/x"]).status
-                == 200)
-            #expect(try await send(["requestType": "EMAIL_SIGNIN", "email": "alice@example.com", "canHandleCodeInApp": true]).errorCode
-                == "MISSING_CONTINUE_URI")
+            #expect(
+                try await send(["requestType": "PASSWORD_RESET", "email": "alice@example.com", "continueUrl": "not a url"]).errorCode
+                    == "INVALID_CONTINUE_URI")
+            #expect(
+                try await send(["requestType": "PASSWORD_RESET", "email": "alice@example.com", "continueUrl": "https://app.localhost/x"])
+                    .status
+                    == 200)
+            #expect(
+                try await send(["requestType": "EMAIL_SIGNIN", "email": "alice@example.com", "canHandleCodeInApp": true]).errorCode
+                    == "MISSING_CONTINUE_URI")
             var base = Self.signIn
             base["email"] = "alice@example.com"
             for (extra, code) in [
@@ -105,13 +118,19 @@ struct EmailActionsTests {
             let api = API(http: http)
             let alice = try await api.signUp("alice@example.com")
             _ = try await api.signUp("bob@example.com")
-            #expect(try await api.admin("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "who@example.com"]).errorCode == "EMAIL_NOT_FOUND")
-            #expect(try await api.admin("sendOobCode", ["requestType": "VERIFY_EMAIL", "email": "who@example.com"]).errorCode == "USER_NOT_FOUND")
+            #expect(
+                try await api.admin("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "who@example.com"]).errorCode
+                    == "EMAIL_NOT_FOUND")
+            #expect(
+                try await api.admin("sendOobCode", ["requestType": "VERIFY_EMAIL", "email": "who@example.com"]).errorCode
+                    == "USER_NOT_FOUND")
             #expect(try await api.client("sendOobCode", ["requestType": "VERIFY_EMAIL"]).errorCode == "MISSING_ID_TOKEN")
-            let taken = try await api.client("sendOobCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": alice.idToken, "newEmail": "bob@example.com"])
+            let taken = try await api.client(
+                "sendOobCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": alice.idToken, "newEmail": "bob@example.com"])
             #expect(taken.errorCode == "EMAIL_EXISTS")
             #expect(try await Self.outboxCount(database) == 0)
-            let change = try await api.client("sendOobCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": alice.idToken, "newEmail": "new@example.com"])
+            let change = try await api.client(
+                "sendOobCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": alice.idToken, "newEmail": "new@example.com"])
             #expect(change.status == 200)
             #expect(change.string("email") == "alice@example.com")
             let recipient = try await TestDatabase.withClient(database) { client in
@@ -145,8 +164,9 @@ struct EmailActionsTests {
             #expect((owner.claims["firebase"] as? [String: Any])?["sign_in_provider"] as? String == "password")
 
             // The password is gone; discovery lists only emailLink.
-            #expect(try await api.client("signInWithPassword", ["email": "owner@example.com", "password": "attacker-pw"]).errorCode
-                == "INVALID_PASSWORD")
+            #expect(
+                try await api.client("signInWithPassword", ["email": "owner@example.com", "password": "attacker-pw"]).errorCode
+                    == "INVALID_PASSWORD")
             let discovery = try await api.client("createAuthUri", ["identifier": "owner@example.com", "continueUri": "http://localhost"])
             #expect(discovery.json["signinMethods"] as? [String] == ["emailLink"])
             #expect(discovery.json["allProviders"] as? [String] == ["password"])
@@ -159,14 +179,17 @@ struct EmailActionsTests {
             for old in [attacker, attackerSecond] {
                 #expect(try await api.refresh(old.refreshToken).errorCode == "TOKEN_EXPIRED")
                 #expect(try await api.client("lookup", ["idToken": old.idToken]).errorCode == "TOKEN_EXPIRED")
-                #expect(try await api.admin("verifyIdToken", ["idToken": old.idToken, "checkRevoked": true]).errorCode == "ID_TOKEN_REVOKED")
+                #expect(
+                    try await api.admin("verifyIdToken", ["idToken": old.idToken, "checkRevoked": true]).errorCode == "ID_TOKEN_REVOKED")
                 #expect((old.claims["iat"] as? Int ?? 0) < Int(record?["validSince"] as? String ?? "") ?? 0)
             }
             // The new session works.
             #expect(try await api.refresh(owner.refreshToken).status == 200)
             #expect(try await api.admin("verifyIdToken", ["idToken": owner.idToken, "checkRevoked": true]).status == 200)
             // The code is spent.
-            #expect(try await api.client("signInWithEmailLink", ["email": "owner@example.com", "oobCode": code]).errorCode == "INVALID_OOB_CODE")
+            #expect(
+                try await api.client("signInWithEmailLink", ["email": "owner@example.com", "oobCode": code]).errorCode == "INVALID_OOB_CODE"
+            )
         }
     }
 
@@ -177,8 +200,10 @@ struct EmailActionsTests {
             let code = try await Self.signInCode(api, "same@example.com")
             let early = try await api.signUp("same@example.com", "attacker-pw")
             let completed = Session(try await api.client("signInWithEmailLink", ["email": "same@example.com", "oobCode": code]))
-            let validSince = Int((try await api.admin("lookup", ["localId": [early.localID]]).json["users"] as? [[String: Any]])?
-                .first?["validSince"] as? String ?? "") ?? 0
+            let validSince =
+                Int(
+                    (try await api.admin("lookup", ["localId": [early.localID]]).json["users"] as? [[String: Any]])?
+                        .first?["validSince"] as? String ?? "") ?? 0
             #expect((early.claims["iat"] as? Int ?? .max) < validSince)
             #expect((completed.claims["iat"] as? Int ?? 0) >= validSince)
         }
@@ -190,28 +215,38 @@ struct EmailActionsTests {
         try await withServer(database: database) { http in
             let api = API(http: http)
             let code = try await Self.signInCode(api, "new@example.com")
-            #expect(try await api.client("signInWithEmailLink", ["email": "other@example.com", "oobCode": code]).errorMessage
-                == "INVALID_EMAIL : The email provided does not match the sign-in email address.")
+            #expect(
+                try await api.client("signInWithEmailLink", ["email": "other@example.com", "oobCode": code]).errorMessage
+                    == "INVALID_EMAIL : The email provided does not match the sign-in email address.")
             let created = try await api.client("signInWithEmailLink", ["email": "NEW@example.com", "oobCode": code])
             #expect(created.json["isNewUser"] as? Bool == true)
             let discovery = try await api.client("createAuthUri", ["identifier": "new@example.com", "continueUri": "http://localhost"])
             #expect(discovery.json["signinMethods"] as? [String] == ["emailLink"])
-            #expect(try await api.client("signInWithEmailLink", ["email": "new@example.com", "oobCode": code]).errorCode == "INVALID_OOB_CODE")
+            #expect(
+                try await api.client("signInWithEmailLink", ["email": "new@example.com", "oobCode": code]).errorCode == "INVALID_OOB_CODE")
             #expect(try await api.client("signInWithEmailLink", ["email": "new@example.com"]).errorCode == "MISSING_OOB_CODE")
             #expect(try await api.client("signInWithEmailLink", ["oobCode": code]).errorCode == "MISSING_EMAIL")
 
-            let reset = try await api.admin("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "new@example.com", "returnOobLink": true])
-            #expect(try await api.client("signInWithEmailLink", ["email": "new@example.com", "oobCode": reset.string("oobCode") ?? ""]).errorCode
-                == "INVALID_OOB_CODE")
+            let reset = try await api.admin(
+                "sendOobCode", ["requestType": "PASSWORD_RESET", "email": "new@example.com", "returnOobLink": true])
+            #expect(
+                try await api.client("signInWithEmailLink", ["email": "new@example.com", "oobCode": reset.string("oobCode") ?? ""])
+                    .errorCode
+                    == "INVALID_OOB_CODE")
             let stale = try await Self.signInCode(api, "new@example.com")
-            try await TestDatabase.execute("UPDATE action_codes SET expires_at = now() - interval '1 second' WHERE kind = 'EMAIL_SIGNIN' AND used_at IS NULL", on: database)
-            #expect(try await api.client("signInWithEmailLink", ["email": "new@example.com", "oobCode": stale]).errorCode == "EXPIRED_OOB_CODE")
+            try await TestDatabase.execute(
+                "UPDATE action_codes SET expires_at = now() - interval '1 second' WHERE kind = 'EMAIL_SIGNIN' AND used_at IS NULL",
+                on: database)
+            #expect(
+                try await api.client("signInWithEmailLink", ["email": "new@example.com", "oobCode": stale]).errorCode == "EXPIRED_OOB_CODE")
 
             // Disabled: refused, nothing changes, the code still works once re-enabled; the password survives.
             let dora = try await api.signUp("dora@example.com")
             _ = try await api.admin("update", ["localId": dora.localID, "disableUser": true])
             let doraCode = try await Self.signInCode(api, "dora@example.com")
-            #expect(try await api.client("signInWithEmailLink", ["email": "dora@example.com", "oobCode": doraCode]).errorCode == "USER_DISABLED")
+            #expect(
+                try await api.client("signInWithEmailLink", ["email": "dora@example.com", "oobCode": doraCode]).errorCode == "USER_DISABLED"
+            )
             _ = try await api.admin("update", ["localId": dora.localID, "disableUser": false])
             _ = try await api.signIn("dora@example.com")
             #expect(try await api.client("signInWithEmailLink", ["email": "dora@example.com", "oobCode": doraCode]).status == 200)
@@ -266,7 +301,11 @@ struct EmailActionsTests {
             let user = try await api.signUp("pat@example.com")
             _ = try await api.admin("update", ["localId": user.localID, "phoneNumber": "+15550001111"])
             let change = try await api.admin(
-                "sendOobCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "email": "pat@example.com", "newEmail": "pat2@example.com", "returnOobLink": true]
+                "sendOobCode",
+                [
+                    "requestType": "VERIFY_AND_CHANGE_EMAIL", "email": "pat@example.com", "newEmail": "pat2@example.com",
+                    "returnOobLink": true,
+                ]
             )
             let changeCode = try #require(change.string("oobCode"))
             let code = try await Self.signInCode(api, "pat@example.com")
@@ -278,8 +317,11 @@ struct EmailActionsTests {
 
             let quinn = try await api.signUp("quinn@example.com")
             _ = try await api.admin("update", ["localId": quinn.localID, "phoneNumber": "+15550002222"])
-            let reset = try await api.admin("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "quinn@example.com", "returnOobLink": true])
-            #expect(try await api.client("resetPassword", ["oobCode": reset.string("oobCode") ?? "", "newPassword": "fresh-pass"]).status == 200)
+            let reset = try await api.admin(
+                "sendOobCode", ["requestType": "PASSWORD_RESET", "email": "quinn@example.com", "returnOobLink": true])
+            #expect(
+                try await api.client("resetPassword", ["oobCode": reset.string("oobCode") ?? "", "newPassword": "fresh-pass"]).status == 200
+            )
             let after = (try await api.admin("lookup", ["localId": [quinn.localID]]).json["users"] as? [[String: Any]])?.first
             #expect(after?["phoneNumber"] == nil)
             #expect(after?["emailVerified"] as? Bool == true)
@@ -298,9 +340,12 @@ struct EmailActionsTests {
             let b = try await api.signIn("b@example.com")
             _ = try await api.signUp("taken@example.com")
             let takenCode = try await Self.signInCode(api, "taken@example.com")
-            #expect(try await api.client("signInWithEmailLink", ["email": "taken@example.com", "oobCode": takenCode, "idToken": b.idToken]).errorCode
-                == "EMAIL_EXISTS")
-            #expect(try await api.client("signInWithEmailLink", ["email": "taken@example.com", "oobCode": takenCode]).status == 200,
+            #expect(
+                try await api.client("signInWithEmailLink", ["email": "taken@example.com", "oobCode": takenCode, "idToken": b.idToken])
+                    .errorCode
+                    == "EMAIL_EXISTS")
+            #expect(
+                try await api.client("signInWithEmailLink", ["email": "taken@example.com", "oobCode": takenCode]).status == 200,
                 "the failed link did not consume the code")
 
             // B (email b) links e: B's email becomes e, verified; B's older sessions end; the phone stays.
@@ -323,7 +368,8 @@ struct EmailActionsTests {
         try await withServer(database: database) { http in
             let api = API(http: http)
             let alice = try await api.signUp("alice@example.com")
-            let verify = try await api.admin("sendOobCode", ["requestType": "VERIFY_EMAIL", "email": "alice@example.com", "returnOobLink": true])
+            let verify = try await api.admin(
+                "sendOobCode", ["requestType": "VERIFY_EMAIL", "email": "alice@example.com", "returnOobLink": true])
             let verifyCode = try #require(verify.string("oobCode"))
             let applied = try await api.client("update", ["oobCode": verifyCode])
             #expect(applied.json["emailVerified"] as? Bool == true)
@@ -333,7 +379,11 @@ struct EmailActionsTests {
             let s2 = try await api.signIn("alice@example.com")
 
             let change = try await api.admin(
-                "sendOobCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "email": "alice@example.com", "newEmail": "alice2@example.com", "returnOobLink": true]
+                "sendOobCode",
+                [
+                    "requestType": "VERIFY_AND_CHANGE_EMAIL", "email": "alice@example.com", "newEmail": "alice2@example.com",
+                    "returnOobLink": true,
+                ]
             )
             let changed = try await api.client("update", ["oobCode": change.string("oobCode") ?? ""])
             #expect(changed.string("email") == "alice2@example.com")
@@ -350,7 +400,8 @@ struct EmailActionsTests {
             #expect(recover.1 == "alice@example.com")
             _ = alice
 
-            let reset = try await api.admin("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "alice2@example.com", "returnOobLink": true])
+            let reset = try await api.admin(
+                "sendOobCode", ["requestType": "PASSWORD_RESET", "email": "alice2@example.com", "returnOobLink": true])
             let resetCode = try #require(reset.string("oobCode"))
             let check = try await api.client("resetPassword", ["oobCode": resetCode])
             #expect(check.string("requestType") == "PASSWORD_RESET")
@@ -364,9 +415,12 @@ struct EmailActionsTests {
             let done = try await api.client("resetPassword", ["oobCode": resetCode, "newPassword": "brand-new"])
             #expect(done.status == 200)
             _ = try await api.signIn("alice2@example.com", "brand-new")
-            #expect(try await api.client("signInWithPassword", ["email": "alice2@example.com", "password": "secret-pass"]).errorCode == "INVALID_PASSWORD")
+            #expect(
+                try await api.client("signInWithPassword", ["email": "alice2@example.com", "password": "secret-pass"]).errorCode
+                    == "INVALID_PASSWORD")
             #expect(try await api.refresh(session.refreshToken).errorCode == "TOKEN_EXPIRED")
-            #expect(try await api.client("resetPassword", ["oobCode": resetCode, "newPassword": "again-new"]).errorCode == "INVALID_OOB_CODE")
+            #expect(
+                try await api.client("resetPassword", ["oobCode": resetCode, "newPassword": "again-new"]).errorCode == "INVALID_OOB_CODE")
             #expect(try await api.client("resetPassword", [:]).errorCode == "MISSING_OOB_CODE")
         }
     }
@@ -383,7 +437,9 @@ struct EmailActionsTests {
             let later = Session(changed)
             let recipients = try await TestDatabase.withClient(database) { client in
                 var rows: [String] = []
-                for try await to in try await client.query("SELECT recipient FROM email_outbox ORDER BY id").decode(String.self) { rows.append(to) }
+                for try await to in try await client.query("SELECT recipient FROM email_outbox ORDER BY id").decode(String.self) {
+                    rows.append(to)
+                }
                 return rows
             }
             #expect(recipients == ["alice@example.com"])
@@ -391,7 +447,9 @@ struct EmailActionsTests {
             // impossible, so take it from the queued message body.
             let body = try await TestDatabase.withClient(database) { client in
                 var text = ""
-                for try await value in try await client.query("SELECT body_text FROM email_outbox").decode(String?.self) { text = value ?? "" }
+                for try await value in try await client.query("SELECT body_text FROM email_outbox").decode(String?.self) {
+                    text = value ?? ""
+                }
                 return text
             }
             let link = try #require(body.split(whereSeparator: \.isWhitespace).first { $0.contains("mode=recoverEmail") })
