@@ -132,4 +132,11 @@ package enum RevocationRules {
     package static func issuedAt(now: Date, validSince: Int64) -> Int64 {
         max(seconds(now), validSince)
     }
+
+    /// The `iat` of a mint at `now` and the instant to record as the session's last mint (never
+    /// before second `iat`, so a later revoke-all in that second sees it).
+    package static func mint(now: Date, validSince: Int64) -> (issuedAt: Int64, recordedAt: Date) {
+        let issuedAt = issuedAt(now: now, validSince: validSince)
+        return (issuedAt, max(now, Date(timeIntervalSince1970: Double(issuedAt))))
+    }
 }

@@ -104,8 +104,7 @@ extension PostgresAccountStore: AdminStore {
                     authTime = time
                 }
                 guard let authTime else { throw AccountError(.tokenExpired) }
-                let issuedAt = RevocationRules.issuedAt(now: now, validSince: user.validSince)
-                let mintAt = max(now, Date(timeIntervalSince1970: Double(issuedAt)))
+                let (issuedAt, mintAt) = RevocationRules.mint(now: now, validSince: user.validSince)
                 try await connection.query("UPDATE sessions SET last_mint_at = \(mintAt) WHERE session_id = \(sessionID)", logger: logger)
                 return MintTicket(issuedAt: issuedAt, authTime: authTime)
             }

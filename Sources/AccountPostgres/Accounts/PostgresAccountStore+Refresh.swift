@@ -61,8 +61,7 @@ extension PostgresAccountStore {
                     )
                     return .reused
                 }
-                let issuedAt = RevocationRules.issuedAt(now: now, validSince: user.validSince)
-                let mintAt = max(now, Date(timeIntervalSince1970: Double(issuedAt)))
+                let (issuedAt, mintAt) = RevocationRules.mint(now: now, validSince: user.validSince)
                 try await connection.query(
                     """
                     UPDATE sessions SET refresh_generation = \(session.generation), generation_issued_at = \(session.generationIssuedAt),

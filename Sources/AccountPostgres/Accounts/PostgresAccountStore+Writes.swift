@@ -179,8 +179,7 @@ extension PostgresAccountStore {
         async throws
         -> MintTicket
     {
-        let issuedAt = RevocationRules.issuedAt(now: now, validSince: user.validSince)
-        let mintAt = max(now, Date(timeIntervalSince1970: Double(issuedAt)))
+        let (issuedAt, mintAt) = RevocationRules.mint(now: now, validSince: user.validSince)
         try await connection.query(
             """
             INSERT INTO sessions (session_id, local_id, created_at, auth_time, sign_in_provider, sign_in_method, user_agent, ip_address,

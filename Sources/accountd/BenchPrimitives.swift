@@ -1,0 +1,66 @@
+import AccountCore
+import AccountCrypto
+import ArgumentParser
+import Foundation
+
+/// `accountd bench-primitives`: the raw rates the service is compared with in `scripts/bench`,
+/// measured with the service's own code and parameters on this machine: argon2id hashes per
+/// second on every core, RS256 signs and verifies per second.
+struct BenchPrimitives: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench-primitives",
+        abstract: "Measure raw argon2id and RS256 rates with the service's parameters (prints JSON).",
+        shouldDisplay: false
+    )
+
+    @Option(help: "Seconds per measurement.") var seconds = 5.0
+    @Option(help: "Concurrent workers (default: the number of cores).") var workers = ProcessInfo.processInfo.activeProcessorCount
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let parameters = Argon2idHasher.Parameters(
+            memoryKiB: Int(environment["ACCOUNTD_ARGON2_MEMORY_KIB"] ?? "") ?? 19 * 1024,
+            iterations: Int(environment["ACCOUNTD_ARGON2_ITERATIONS"] ?? "") ?? 2
+        )
+        let hasher = Argon2idHasher(parameters: parameters, threads: workers)
+        let argon2 = try await rate(seconds: seconds, workers: workers) { _ = try await hasher.hash("benchmark-password") }
+        let stored = try await hasher.hash("benchmark-password")
+        let verify = try await rate(seconds: seconds, workers: workers) { _ = try await hasher.verify("benchmark-password", against: stored) }
+
+        let ring = RS256KeyRing(store: MemorySigningKeyStore(), sealer: KeySealer(keyEncryptionKey: Array(repeating: 1, count: 32)), now: { Date() })
+        try await ring.ensureCurrentKey()
+        let claims: [String: JSONValue] = ["sub": .string("benchmark-user"), "iat": .int(1_700_000_000), "exp": .int(1_700_003_600)]
+        let sign = try await rate(seconds: seconds, workers: workers) { _ = try await ring.sign(claims: claims) }
+        let token = try await ring.sign(claims: claims)
+        let rsaVerify = try await rate(seconds: seconds, workers: workers) { _ = try await ring.verify(token) }
+
+        let result: [String: Any] = [
+            "workers": workers, "argon2idMemoryKiB": parameters.memoryKiB, "argon2idIterations": parameters.iterations,
+            "argon2idHashesPerSecond": argon2, "argon2idVerifiesPerSecond": verify,
+            "rs256SignsPerSecond": sign, "rs256VerifiesPerSecond": rsaVerify,
+        ]
+        let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
+        print(String(decoding: data, as: UTF8.self))
+    }
+
+    /// Operations per second of `body` run by `workers` concurrent loops for `seconds`.
+    private func rate(seconds: Double, workers: Int, _ body: @escaping @Sendable () async throws -> Void) async throws -> Double {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        let start = ContinuousClock.now
+        let count = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<workers {
+                group.addTask {
+                    var done = 0
+                    while ContinuousClock.now < deadline {
+                        try await body()
+                        done += 1
+                    }
+                    return done
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        let elapsed = ContinuousClock.now - start
+        return (Double(count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * 10).rounded() / 10
+    }
+}

@@ -1,0 +1,6 @@
+-- POST signInWithPassword for one of the seeded users, chosen at random per request.
+local users = tonumber(os.getenv("BENCH_USERS") or "100")
+request = function()
+  local body = string.format('{"email":"bench%d@example.com","password":"bench-password"}', math.random(0, users - 1))
+  return wrk.format("POST", "/v1/accounts:signInWithPassword?key=bench-key", {["Content-Type"] = "application/json"}, body)
+end
