@@ -62,6 +62,7 @@ func buildApplication(
     var services: [any Service] = [
         postgres, RevocationListener(url: databaseURL, cache: cache, logger: logger),
         GatedService(gate: gate, inner: KeyPromotionService(keyRing: keyRing, logger: logger)),
+        GatedService(gate: gate, inner: ExpiredRowSweeper(client: postgres, logger: logger)),
     ]
     if configuration.deliversEmail {
         // After the client, so it stops first on shutdown; after the migration, so its table exists.

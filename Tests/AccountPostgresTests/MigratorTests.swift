@@ -160,3 +160,47 @@ struct SQLScriptTests {
         #expect(statements[2] == "SELECT $$x;y$$")
     }
 }
+
+@Suite("Expired-row sweeper")
+struct ExpiredRowSweeperTests {
+    @Test("removes old spent codes, old revoked sessions and old delivered mail; keeps everything recent or live")
+    func sweeps() async throws {
+        let url = try await TestDatabase.createMigrated()
+        try await TestDatabase.withClient(url) { client in
+            try await client.query(
+                """
+                INSERT INTO action_codes (code_hash, kind, email, created_at, expires_at, used_at) VALUES
+                  ('\\x01', 'VERIFY_EMAIL', 'a@example.com', now() - interval '20 days', now() - interval '10 days', NULL),
+                  ('\\x02', 'VERIFY_EMAIL', 'a@example.com', now() - interval '2 days', now() + interval '1 day', now() - interval '1 day'),
+                  ('\\x03', 'VERIFY_EMAIL', 'a@example.com', now(), now() + interval '1 day', NULL)
+                """
+            )
+            try await client.query(
+                """
+                INSERT INTO sessions (session_id, local_id, created_at, auth_time, sign_in_provider, sign_in_method,
+                    generation_issued_at, refresh_salt, refresh_key_id, revoked_at) VALUES
+                  ('old', 'u', now(), 0, 'password', 'password', now(), '\\x00', 'k', now() - interval '31 days'),
+                  ('new', 'u', now(), 0, 'password', 'password', now(), '\\x00', 'k', now() - interval '1 day'),
+                  ('live', 'u', now(), 0, 'password', 'password', now(), '\\x00', 'k', NULL)
+                """
+            )
+            try await client.query(
+                """
+                INSERT INTO email_outbox (kind, recipient, subject, status, created_at) VALUES
+                  ('VERIFY_EMAIL', 'a@example.com', 's', 'sent', now() - interval '8 days'),
+                  ('VERIFY_EMAIL', 'a@example.com', 's', 'pending', now() - interval '8 days')
+                """
+            )
+            let removed = try await ExpiredRowSweeper(client: client, logger: TestDatabase.logger).sweepOnce()
+            #expect(removed == 3)
+            var sessions: [String] = []
+            for try await id in try await client.query("SELECT session_id FROM sessions ORDER BY session_id").decode(String.self) {
+                sessions.append(id)
+            }
+            #expect(sessions == ["live", "new"])
+            var codes = 0
+            for try await n in try await client.query("SELECT count(*)::int FROM action_codes").decode(Int.self) { codes = n }
+            #expect(codes == 2)
+        }
+    }
+}

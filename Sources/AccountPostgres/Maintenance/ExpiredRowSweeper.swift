@@ -1,0 +1,67 @@
+public import Foundation
+public import Logging
+public import PostgresNIO
+public import ServiceLifecycle
+
+/// Deletes rows whose purpose has passed (reference §2.6, §2.7): used or expired action codes after
+/// 7 days (kept that long so `EXPIRED_OOB_CODE` stays distinct from `INVALID_OOB_CODE`), revoked
+/// sessions and deleted users' tombstones after 30 days, delivered or failed outbox rows after 7
+/// days. Runs hourly in small batches so it never holds long locks; every replica may run it.
+package struct ExpiredRowSweeper: Service {
+    private let client: PostgresClient
+    private let logger: Logger
+    private let interval: Duration
+
+    /// Creates the sweeper.
+    package init(client: PostgresClient, logger: Logger, interval: Duration = .seconds(3600)) {
+        self.client = client
+        self.logger = logger
+        self.interval = interval
+    }
+
+    package func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                let removed = try await sweepOnce()
+                if removed > 0 { logger.info("swept expired rows", metadata: ["rows": "\(removed)"]) }
+            } catch {
+                logger.warning("expired-row sweep failed; will retry", metadata: ["error": "\(String(describing: error).prefix(300))"])
+            }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+        }
+    }
+
+    /// One pass over every table; returns how many rows went.
+    @discardableResult
+    package func sweepOnce(now: Date = Date()) async throws -> Int {
+        let statements: [PostgresQuery] = [
+            """
+            DELETE FROM action_codes WHERE code_hash IN (SELECT code_hash FROM action_codes
+              WHERE coalesce(used_at, expires_at) < \(now) - interval '7 days' LIMIT 5000)
+            """,
+            """
+            DELETE FROM sessions WHERE session_id IN (SELECT session_id FROM sessions
+              WHERE revoked_at < \(now) - interval '30 days' LIMIT 5000)
+            """,
+            """
+            DELETE FROM email_outbox WHERE id IN (SELECT id FROM email_outbox
+              WHERE status <> 'pending' AND created_at < \(now) - interval '7 days' LIMIT 5000)
+            """,
+        ]
+        var total = 0
+        for statement in statements {
+            while true {
+                var removed = 0
+                for try await count in try await client.query(
+                    PostgresQuery(unsafeSQL: "WITH gone AS (\(statement.sql) RETURNING 1) SELECT count(*)::int FROM gone", binds: statement.binds),
+                    logger: logger
+                ).decode(Int.self) {
+                    removed = count
+                }
+                total += removed
+                if removed < 5000 { break }
+            }
+        }
+        return total
+    }
+}
