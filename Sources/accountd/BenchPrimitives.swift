@@ -25,9 +25,12 @@ struct BenchPrimitives: AsyncParsableCommand {
         let hasher = Argon2idHasher(parameters: parameters, threads: workers)
         let argon2 = try await rate(seconds: seconds, workers: workers) { _ = try await hasher.hash("benchmark-password") }
         let stored = try await hasher.hash("benchmark-password")
-        let verify = try await rate(seconds: seconds, workers: workers) { _ = try await hasher.verify("benchmark-password", against: stored) }
+        let verify = try await rate(seconds: seconds, workers: workers) {
+            _ = try await hasher.verify("benchmark-password", against: stored)
+        }
 
-        let ring = RS256KeyRing(store: MemorySigningKeyStore(), sealer: KeySealer(keyEncryptionKey: Array(repeating: 1, count: 32)), now: { Date() })
+        let ring = RS256KeyRing(
+            store: MemorySigningKeyStore(), sealer: KeySealer(keyEncryptionKey: Array(repeating: 1, count: 32)), now: { Date() })
         try await ring.ensureCurrentKey()
         let claims: [String: JSONValue] = ["sub": .string("benchmark-user"), "iat": .int(1_700_000_000), "exp": .int(1_700_003_600)]
         let sign = try await rate(seconds: seconds, workers: workers) { _ = try await ring.sign(claims: claims) }

@@ -4,19 +4,38 @@ import ServiceLifecycle
 /// race the migration at start-up.
 actor StartupGate {
     private var open = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
+    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var nextID = 0
 
     /// Lets every waiter (and later caller) through.
     func openGate() {
         open = true
-        waiters.forEach { $0.resume() }
+        for waiter in waiters.values { waiter.resume() }
         waiters.removeAll()
     }
 
-    /// Returns once the gate is open.
-    func wait() async {
-        if open { return }
-        await withCheckedContinuation { waiters.append($0) }
+    /// Returns `true` once the gate is open, `false` if the task was cancelled first (a start-up that
+    /// failed must not leave services waiting forever).
+    func wait() async -> Bool {
+        if open { return true }
+        let id = nextID
+        nextID += 1
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if open || Task.isCancelled {
+                    continuation.resume()
+                } else {
+                    waiters[id] = continuation
+                }
+            }
+        } onCancel: {
+            Task { await self.cancel(id) }
+        }
+        return open
+    }
+
+    private func cancel(_ id: Int) {
+        waiters.removeValue(forKey: id)?.resume()
     }
 }
 
@@ -26,11 +45,7 @@ struct GatedService: Service {
     let inner: any Service
 
     func run() async throws {
-        let opened: Bool =
-            await cancelWhenGracefulShutdown {
-                await gate.wait()
-                return true
-            } ?? false
+        let opened = await cancelWhenGracefulShutdown { await gate.wait() } ?? false
         guard opened, !Task.isCancelled, !Task.isShuttingDownGracefully else { return }
         try await inner.run()
     }

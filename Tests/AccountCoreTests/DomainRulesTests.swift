@@ -8,8 +8,10 @@ struct DomainRulesTests {
     func validSince() {
         let r = Date(timeIntervalSince1970: 1_700_000_000.6)
         #expect(RevocationRules.validSince(revokedAt: r, lastMint: nil, previous: 0) == 1_700_000_000)
-        #expect(RevocationRules.validSince(revokedAt: r, lastMint: Date(timeIntervalSince1970: 1_699_999_999.9), previous: 0) == 1_700_000_000)
-        #expect(RevocationRules.validSince(revokedAt: r, lastMint: Date(timeIntervalSince1970: 1_700_000_000.2), previous: 0) == 1_700_000_001)
+        #expect(
+            RevocationRules.validSince(revokedAt: r, lastMint: Date(timeIntervalSince1970: 1_699_999_999.9), previous: 0) == 1_700_000_000)
+        #expect(
+            RevocationRules.validSince(revokedAt: r, lastMint: Date(timeIntervalSince1970: 1_700_000_000.2), previous: 0) == 1_700_000_001)
         #expect(RevocationRules.validSince(revokedAt: r, lastMint: nil, previous: 1_700_000_005) == 1_700_000_005)
         let mint = RevocationRules.mint(now: r, validSince: 1_700_000_001)
         #expect(mint.issuedAt == 1_700_000_001)
@@ -20,7 +22,9 @@ struct DomainRulesTests {
     @Test("§1.5: emails, phones, ids")
     func primitives() {
         #expect(EmailAddress.normalize("Alice@Example.COM") == "alice@example.com")
-        for bad in ["", "x", "a@b", "a b@example.com", "@example.com", "a@-example.com", String(repeating: "a", count: 65) + "@example.com"] {
+        for bad in [
+            "", "x", "a@b", "a b@example.com", "@example.com", "a@-example.com", String(repeating: "a", count: 65) + "@example.com",
+        ] {
             #expect(EmailAddress.normalize(bad) == nil, "\(bad)")
         }
         #expect(EmailAddress.normalize("josé@exämple.de") == "josé@exämple.de")
@@ -29,7 +33,9 @@ struct DomainRulesTests {
         #expect(!PhoneNumber.isValid("15551234567"))
         #expect(LocalID.generate(SystemRandom()).count == 28)
         #expect(!LocalID.isValid("has space"))
-        #expect(throws: AccountError(.weakPassword, "Password should be at least 6 characters")) { try PasswordPolicy.firebase.check("12345") }
+        #expect(throws: AccountError(.weakPassword, "Password should be at least 6 characters")) {
+            try PasswordPolicy.firebase.check("12345")
+        }
     }
 
     @Test("§4.3 step 5: ActionCodeSettings faults in the reference's order; authorized domains at label boundaries")

@@ -1,4 +1,4 @@
--- POST /v1/token; each connection keeps its own session and follows the rotation.
+-- POST /v1/token; each thread (run with one connection per thread) keeps its own session and follows the rotation.
 local tokens = {}
 for line in io.lines(os.getenv("BENCH_DIR") .. "/refresh.txt") do tokens[#tokens + 1] = line end
 local counter = 0

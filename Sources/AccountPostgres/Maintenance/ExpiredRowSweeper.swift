@@ -53,7 +53,8 @@ package struct ExpiredRowSweeper: Service {
             while true {
                 var removed = 0
                 for try await count in try await client.query(
-                    PostgresQuery(unsafeSQL: "WITH gone AS (\(statement.sql) RETURNING 1) SELECT count(*)::int FROM gone", binds: statement.binds),
+                    PostgresQuery(
+                        unsafeSQL: "WITH gone AS (\(statement.sql) RETURNING 1) SELECT count(*)::int FROM gone", binds: statement.binds),
                     logger: logger
                 ).decode(Int.self) {
                     removed = count
