@@ -87,6 +87,7 @@ let package = Package(
             name: "AccountAPI",
             dependencies: [
                 "AccountCore",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
