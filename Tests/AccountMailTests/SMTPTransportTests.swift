@@ -145,7 +145,8 @@ struct SMTPTransportTests {
         let message = EmailTemplates.message(kind: .verifyEmail, to: "ann@example.com", link: Self.link, lang: "en", productName: "Acme")
         let started = ContinuousClock.now
         await #expect(throws: SMTPError.timedOut(step: "greeting")) { try await transport.send(message) }
-        #expect(ContinuousClock.now - started < .seconds(3))
+        // Far below the 30 s default: the 300 ms command timeout fired (the bound is loose for loaded machines).
+        #expect(ContinuousClock.now - started < .seconds(15))
     }
 
     /// A socket that accepts connections (the kernel does) but never says a word.
