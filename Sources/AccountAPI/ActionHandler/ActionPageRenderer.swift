@@ -1,3 +1,4 @@
+import AccountCore
 import Foundation
 import HTTPTypes
 package import Hummingbird
@@ -48,21 +49,10 @@ package struct ActionPageRenderer: Sendable {
         }
     }
 
-    /// Escapes text for HTML element content and quoted attribute values.
+    /// Escapes text for HTML element content and quoted attribute values (the one escaper the
+    /// emails use too).
     package static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
+        EmailTemplates.escapeHTML(text)
     }
 
     /// Fills `template`: `{{{name}}}` raw, `{{name}}` escaped, unknown names empty.
