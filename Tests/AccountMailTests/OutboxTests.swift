@@ -61,7 +61,7 @@ struct OutboxTests {
     }
 
     /// Polls `condition` until it holds or `timeout` passes.
-    static func eventually(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws -> Bool {
+    static func eventually(timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if try await condition() { return true }
