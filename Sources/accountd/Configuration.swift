@@ -44,6 +44,7 @@ struct Configuration: Sendable {
         settings.emailEnumerationProtection = emailEnumerationProtection
         settings.recentLoginSeconds = recentLoginSeconds
         settings.refreshReuseGraceSeconds = refreshReuseGraceSeconds
+        settings.passwordPolicy.minimumLength = passwordMinimumLength
         settings.actionHandlerURL = actionHandlerURL ?? "\(publicURL ?? "http://\(host):\(port == 0 ? 9099 : port)")/__/auth/action"
         settings.linkDomains = linkDomains ?? [URLComponents(string: settings.actionHandlerURL)?.host ?? host]
         settings.dynamicLinkDomains = dynamicLinkDomains
@@ -58,6 +59,8 @@ struct Configuration: Sendable {
     var allowAnonymous = false
     /// Email enumeration protection (`ACCOUNTD_EMAIL_ENUMERATION_PROTECTION`, default off).
     var emailEnumerationProtection = false
+    /// Fewest characters a password may have (`ACCOUNTD_PASSWORD_MIN_LENGTH`, Firebase's 6).
+    var passwordMinimumLength = 6
     /// How recent a sign-in password/email changes and deletion need (`ACCOUNTD_RECENT_LOGIN_SECONDS`, 300; 0 = off).
     var recentLoginSeconds: Int64 = 300
     /// The URL the service is reached at from browsers (`ACCOUNTD_PUBLIC_URL`, default http://HOST:PORT).
@@ -232,6 +235,7 @@ extension Configuration {
         let argon2Iterations = number("ACCOUNTD_ARGON2_ITERATIONS", 2, 1...64)
         let recentLogin = number("ACCOUNTD_RECENT_LOGIN_SECONDS", 300, 0...31_536_000)
         let grace = number("ACCOUNTD_REFRESH_REUSE_GRACE_SECONDS", 10, 0...3600)
+        let minimumPassword = number("ACCOUNTD_PASSWORD_MIN_LENGTH", 6, 6...4096)
 
         if !problems.isEmpty {
             if !isDemo {
@@ -256,6 +260,7 @@ extension Configuration {
             passwordHashParameters: .init(memoryKiB: Int(argon2Memory), iterations: Int(argon2Iterations)),
             allowAnonymous: flag("ACCOUNTD_ALLOW_ANONYMOUS"),
             emailEnumerationProtection: flag("ACCOUNTD_EMAIL_ENUMERATION_PROTECTION"),
+            passwordMinimumLength: Int(minimumPassword),
             recentLoginSeconds: recentLogin,
             publicURL: input.environment["ACCOUNTD_PUBLIC_URL"].map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 },
             actionHandlerURL: input.environment["ACCOUNTD_ACTION_HANDLER_URL"],

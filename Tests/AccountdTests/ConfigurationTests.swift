@@ -1,3 +1,4 @@
+import AccountCore
 import AccountPostgres
 import Logging
 import Testing
@@ -73,6 +74,15 @@ struct ConfigurationTests {
             let text = (error as? ConfigurationError)?.description ?? ""
             return text.contains("ACCOUNTD_PORT") && text.contains("ACCOUNTD_KEY_ENCRYPTION_KEY")
                 && text.contains("DATABASE_URL") && text.contains("LOG_LEVEL")
+        }
+    }
+
+    @Test("the password policy's minimum is configurable, never below Firebase's 6")
+    func passwordPolicy() throws {
+        let stricter = try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_PASSWORD_MIN_LENGTH": "12"]))
+        #expect(stricter.projectSettings.passwordPolicy.minimumLength == 12)
+        #expect(throws: ConfigurationError.self) {
+            try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_PASSWORD_MIN_LENGTH": "4"]))
         }
     }
 }
