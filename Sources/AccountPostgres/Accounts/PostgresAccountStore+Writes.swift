@@ -57,7 +57,13 @@ extension PostgresAccountStore {
                     logger: logger
                 )
                 let ticket = try await Self.insertSession(session, user: user, now: now, on: connection, logger: logger)
-                let updated = try await Self.user(localID: localID, on: connection, logger: logger, lock: false)!
+                // The row is locked and only these two fields changed: no need to read it back on
+                // the sign-in hot path.
+                var updated = user
+                updated.lastLoginAt = now
+                if let upgradedPassword, let credential = user.password {
+                    updated.password = PasswordCredential(stored: upgradedPassword, updatedAt: credential.updatedAt)
+                }
                 return (updated, ticket)
             }
         }
