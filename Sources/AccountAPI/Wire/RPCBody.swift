@@ -21,7 +21,7 @@ package struct RPCBody: Sendable {
         }
         let value: JSONValue
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: data)
+            value = try JSONValue.parse(data)
         } catch {
             throw .invalidJSON("Syntax error: the body is not valid JSON.")
         }

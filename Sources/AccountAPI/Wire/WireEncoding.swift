@@ -1,3 +1,4 @@
+package import AccountCore
 public import Foundation
 public import HTTPTypes
 public import Hummingbird
@@ -17,6 +18,17 @@ package enum WireEncoding {
         var fields = headers
         fields[.contentType] = "application/json; charset=UTF-8"
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// A JSON response built from a ``JSONValue``, written without `JSONEncoder`: the hot
+    /// responses (token refresh, verifyIdToken) use it.
+    package static func response(json value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(2048)
+        value.write(into: &bytes)
+        var fields = HTTPFields()
+        fields[.contentType] = "application/json; charset=UTF-8"
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     /// The Firebase error body for `error`.

@@ -165,7 +165,7 @@ extension AccountService {
         let trimmed = raw.trimmingCharacters(in: .whitespaces)
         if trimmed.isEmpty || trimmed == "{}" { return .clear }
         guard raw.utf8.count <= 1000 else { throw AccountError(.claimsTooLarge) }
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(raw.utf8)), let object = value.objectValue else {
+        guard let value = try? JSONValue.parse(raw), let object = value.objectValue else {
             throw AccountError(.invalidClaims)
         }
         if let key = object.keys.sorted().first(where: IDTokenClaims.reserved.contains) {

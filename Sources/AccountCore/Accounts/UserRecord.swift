@@ -86,8 +86,7 @@ package struct UserRecord: Sendable, Equatable {
 
     /// The custom claims as an object (empty when none or unparsable).
     package var customClaims: [String: JSONValue] {
-        guard let customAttributes, let data = customAttributes.data(using: .utf8),
-            let value = try? JSONDecoder().decode(JSONValue.self, from: data), let object = value.objectValue
+        guard let customAttributes, let value = try? JSONValue.parse(customAttributes), let object = value.objectValue
         else { return [:] }
         return object
     }

@@ -10,8 +10,15 @@ package struct SystemRandom: RandomSource {
     /// Creates the system generator.
     package init() {}
     package func bytes(_ count: Int) -> [UInt8] {
+        // One getrandom(2) per 8 bytes rather than per byte.
         var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        var result: [UInt8] = []
+        result.reserveCapacity(count + 8)
+        while result.count < count {
+            withUnsafeBytes(of: generator.next() as UInt64) { result.append(contentsOf: $0) }
+        }
+        result.removeLast(result.count - count)
+        return result
     }
 }
 

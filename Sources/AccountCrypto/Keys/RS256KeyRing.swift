@@ -140,9 +140,9 @@ package actor RS256KeyRing: TokenSigner {
 
     nonisolated package func sign(claims: [String: JSONValue]) async throws -> String {
         let key = try await signingKey()
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let input = key.encodedHeader + "." + Base64URLStrict.encode(try encoder.encode(claims))
+        var payload: [UInt8] = []
+        JSONValue.object(claims).write(into: &payload)
+        let input = key.encodedHeader + "." + Base64URLStrict.encode(payload)
         let signature = try key.privateKey.signature(for: Array(input.utf8), padding: .insecurePKCS1v1_5)
         return input + "." + Base64URLStrict.encode(signature.rawRepresentation)
     }
@@ -154,7 +154,7 @@ package actor RS256KeyRing: TokenSigner {
             let headerBytes = Base64URLStrict.decode(parts[0]),
             let payloadBytes = Base64URLStrict.decode(parts[1]),
             let signature = Base64URLStrict.decode(parts[2]),
-            let header = try? JSONDecoder().decode([String: JSONValue].self, from: Data(headerBytes)),
+            case .object(let header)? = try? JSONValue.parse(headerBytes),
             header["alg"] == .string("RS256"),
             let kid = header["kid"]?.stringValue
         else { throw invalid }
@@ -164,7 +164,7 @@ package actor RS256KeyRing: TokenSigner {
             publicKey.isValidSignature(
                 _RSA.Signing.RSASignature(rawRepresentation: signature), for: Array(signingInput), padding: .insecurePKCS1v1_5
             ),
-            let payload = try? JSONDecoder().decode([String: JSONValue].self, from: Data(payloadBytes))
+            case .object(let payload)? = try? JSONValue.parse(payloadBytes)
         else { throw invalid }
         return payload
     }

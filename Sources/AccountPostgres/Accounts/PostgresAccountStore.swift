@@ -171,9 +171,10 @@ package struct PostgresAccountStore: AccountStore {
             )
         }
         let links = try c[22].decode(String.self)
-        if links != "[]", let array = try? JSONDecoder().decode([[JSONValue]].self, from: Data(links.utf8)) {
-            user.federated = array.compactMap { item in
-                guard item.count == 6, let provider = item[0].stringValue, let raw = item[1].stringValue else { return nil }
+        if links != "[]", case .array(let array)? = try? JSONValue.parse(links) {
+            user.federated = array.compactMap { element in
+                guard case .array(let item) = element, item.count == 6, let provider = item[0].stringValue, let raw = item[1].stringValue
+                else { return nil }
                 return FederatedIdentity(
                     providerID: provider, rawID: raw, email: item[2].stringValue, displayName: item[3].stringValue,
                     photoURL: item[4].stringValue, linkedAt: Date(timeIntervalSince1970: Double(item[5].intValue ?? 0) / 1000)
