@@ -166,4 +166,64 @@ struct ImportTests {
             #expect(record?["passwordHash"] == nil, "the whole record was replaced")
         }
     }
+
+    @Test("a clean batch goes in set-based and reads back exactly as a user-by-user import does")
+    func bulkMatchesPerUser() async throws {
+        try await withServer(database: try await TestDatabase.createMigrated()) { http in
+            let api = API(http: http)
+            func user(_ id: String, _ n: Int) -> [String: any Sendable] {
+                [
+                    "localId": id, "email": "\(id)@example.com", "emailVerified": true, "displayName": "Name \"\(n)\" é",
+                    "photoUrl": "https://example.com/\(n).png", "phoneNumber": "+1555000\(id.hasPrefix("a") ? "1" : "2")\(n)00",
+                    "disabled": n == 2, "customAttributes": #"{"role":"admin","level":\#(n)}"#, "createdAt": "1600000000123",
+                    "lastLoginAt": "1600000500456", "passwordHash": "aGFzaC1ieXRlcw==", "salt": "c2FsdA==",
+                    "providerUserInfo": [["providerId": "google.com", "rawId": "\(id)-google", "email": "\(id)@gmail.com"]],
+                ]
+            }
+            let hashing: [String: any Sendable] = ["hashAlgorithm": "HMAC_SHA256", "signerKey": "a2V5"]
+            var clean = hashing
+            clean["users"] = (1...3).map { user("a\($0)", $0) }
+            #expect((try await Self.importUsers(api, clean).json["error"] as? [Any])?.isEmpty == true)
+            // The same users plus one whose email is taken: the batch falls back to one savepoint per user.
+            var conflicting = hashing
+            conflicting["users"] = (1...3).map { user("b\($0)", $0) } + [["localId": "c", "email": "a1@example.com"]]
+            let fallback = try await Self.importUsers(api, conflicting).json["error"] as? [[String: Any]] ?? []
+            #expect(fallback.count == 1 && fallback.first?["index"] as? Int == 3)
+
+            let found =
+                try await api.admin("lookup", ["localId": ["a1", "a2", "a3", "b1", "b2", "b3"]]).json["users"] as? [[String: Any]] ?? []
+            #expect(found.count == 6)
+            let byID = Dictionary(uniqueKeysWithValues: found.map { ($0["localId"] as? String ?? "", $0) })
+            for n in 1...3 {
+                let bulk = try #require(byID["a\(n)"] as? NSDictionary)
+                let single = try #require(byID["b\(n)"] as? NSDictionary)
+                for key in [
+                    "emailVerified", "displayName", "photoUrl", "disabled", "customAttributes", "createdAt", "lastLoginAt",
+                    "passwordHash",
+                ] {
+                    if key != "disabled" || n == 2 { #expect(bulk[key] != nil, "\(key) present") }
+                    #expect(bulk[key] as? NSObject == single[key] as? NSObject, "\(key) of user \(n)")
+                }
+                let providers = (bulk["providerUserInfo"] as? [[String: Any]] ?? []).compactMap { $0["providerId"] as? String }.sorted()
+                #expect(providers == ["google.com", "password", "phone"])
+                #expect(bulk["phoneNumber"] as? String == "+15550001\(n)00")
+                #expect((bulk["validSince"] as? String).flatMap { Int64($0) } != nil)
+            }
+            let audit = try await api.admin("listAuditEvents", ["maxResults": 1000]).json["events"] as? [[String: Any]] ?? []
+            let imported = audit.filter { $0["action"] as? String == "user.import" && $0["actorType"] as? String == "admin" }
+            #expect(Set(imported.compactMap { $0["localId"] as? String }).isSuperset(of: ["a1", "a2", "a3", "b1", "b2", "b3"]))
+        }
+    }
+
+    @Test("a full batch of 1000 users imports in one call")
+    func fullBatch() async throws {
+        try await withServer(database: try await TestDatabase.createMigrated()) { http in
+            let api = API(http: http)
+            let users: [[String: any Sendable]] = (0..<1000).map { ["localId": "u\($0)", "email": "u\($0)@example.com"] }
+            #expect((try await Self.importUsers(api, ["users": users]).json["error"] as? [Any])?.isEmpty == true)
+            let found = try await api.admin("lookup", ["email": ["u0@example.com", "u999@example.com"]]).json["users"] as? [[String: Any]]
+            #expect(found?.count == 2)
+            #expect(try await Self.importUsers(api, ["users": users]).status == 200, "a second run overwrites")
+        }
+    }
 }

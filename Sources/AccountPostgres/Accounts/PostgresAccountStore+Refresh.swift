@@ -10,11 +10,12 @@ extension PostgresAccountStore {
     package func refresh(_ request: RefreshRequest) async throws -> RefreshResult {
         try await translating {
             try await client.withTransaction(logger: logger) { connection in
-                try await connection.query("SET LOCAL lock_timeout = '5s'", logger: logger)
+                // The lock timeout and the owner lookup share a round trip: set_config(…, true) is SET LOCAL.
                 var owner: String?
-                for try await localID in try await connection.query(
-                    "SELECT local_id FROM sessions WHERE session_id = \(request.sessionID)", logger: logger
-                ).decode(String.self) {
+                for try await (_, localID) in try await connection.query(
+                    "SELECT set_config('lock_timeout', '5s', true), (SELECT local_id FROM sessions WHERE session_id = \(request.sessionID))",
+                    logger: logger
+                ).decode((String, String?).self) {
                     owner = localID
                 }
                 guard let owner else { throw AccountError(.invalidRefreshToken) }
@@ -62,17 +63,18 @@ extension PostgresAccountStore {
                     return .reused
                 }
                 let (issuedAt, mintAt) = RevocationRules.mint(now: now, validSince: user.validSince)
+                // Both rows are already locked; one statement writes them.
                 try await connection.query(
                     """
-                    UPDATE sessions SET refresh_generation = \(session.generation), generation_issued_at = \(session.generationIssuedAt),
-                        last_refresh_at = \(now), last_mint_at = \(mintAt),
-                        user_agent = coalesce(\(request.userAgent), user_agent), ip_address = coalesce(\(request.ipAddress), ip_address)
-                    WHERE session_id = \(session.sessionID)
+                    WITH session AS (
+                        UPDATE sessions SET refresh_generation = \(session.generation), generation_issued_at = \(session.generationIssuedAt),
+                            last_refresh_at = \(now), last_mint_at = \(mintAt),
+                            user_agent = coalesce(\(request.userAgent), user_agent), ip_address = coalesce(\(request.ipAddress), ip_address)
+                        WHERE session_id = \(session.sessionID)
+                    )
+                    UPDATE users SET last_refresh_at = \(now) WHERE tenant_id = '' AND local_id = \(user.localID)
                     """,
                     logger: logger
-                )
-                try await connection.query(
-                    "UPDATE users SET last_refresh_at = \(now) WHERE tenant_id = '' AND local_id = \(user.localID)", logger: logger
                 )
                 var refreshed = user
                 refreshed.lastRefreshAt = now
