@@ -73,3 +73,17 @@ struct RPCBodyTests {
         #expect(try body.string("refresh_token") == "a+b c")
     }
 }
+
+@Suite("Authorization header (reference §1.3)")
+struct BearerTokenTests {
+    @Test("the Bearer scheme in any case, blanks trimmed; anything else is not a bearer token")
+    func bearer() {
+        #expect(APIResponder.bearerToken("Bearer abc") == "abc")
+        #expect(APIResponder.bearerToken("bEaReR  abc \t") == "abc")
+        #expect(APIResponder.bearerToken("Bearer ") == "")
+        #expect(APIResponder.bearerToken("Basic abc") == nil)
+        #expect(APIResponder.bearerToken("Bearerabc") == nil)
+        #expect(APIResponder.bearerToken("Bearér abc") == nil)
+        #expect(APIResponder.bearerToken("") == nil)
+    }
+}

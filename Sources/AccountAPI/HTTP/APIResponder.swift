@@ -143,8 +143,7 @@ package struct APIResponder: HTTPResponder {
 
     /// Reference §1.3, checks 1–4, in order.
     private func resolveCaller(_ request: Request, projectScoped: Bool, pathProject: String?) throws -> Caller {
-        if let authorization = request.headers[.authorization], authorization.lowercased().hasPrefix("bearer ") {
-            let token = String(authorization.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
+        if let authorization = request.headers[.authorization], let token = Self.bearerToken(authorization) {
             guard let name = access.adminName(forBearer: token) else { throw APIError.unauthenticated }
             if let pathProject, pathProject != access.projectID { throw APIError.permissionDenied }
             return .admin(name: name)
@@ -153,6 +152,19 @@ package struct APIResponder: HTTPResponder {
         guard let key = Self.apiKey(request) else { throw APIError.missingAPIKey }
         guard access.accepts(apiKey: key) else { throw APIError.invalidAPIKey }
         return .client(apiKey: key)
+    }
+
+    /// The token of an `Authorization: Bearer …` value (scheme case-insensitive, blanks trimmed).
+    package static func bearerToken(_ authorization: String) -> String? {
+        let bytes = Array(authorization.utf8)
+        guard bytes.count >= 7, bytes[6] == UInt8(ascii: " "),
+            zip(bytes[..<6], "bearer".utf8).allSatisfy({ $0 | 0x20 == $1 })
+        else { return nil }
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var token = bytes[7...]
+        while let first = token.first, isBlank(first) { token = token.dropFirst() }
+        while let last = token.last, isBlank(last) { token = token.dropLast() }
+        return String(decoding: token, as: UTF8.self)
     }
 
     private static func apiKey(_ request: Request) -> String? {

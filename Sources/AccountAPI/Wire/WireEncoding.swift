@@ -33,31 +33,16 @@ package enum WireEncoding {
 
     /// The Firebase error body for `error`.
     package static func response(for error: APIError) -> Response {
-        let body = ErrorEnvelope(
-            error: .init(
-                code: Int(error.httpStatus.code),
-                message: error.message,
-                errors: [.init(message: error.message, domain: "global", reason: error.reason)],
-                status: error.status
-            )
-        )
-        // Encoding this fixed shape cannot fail; fall back to a literal to be certain.
-        return (try? response(body, status: error.httpStatus, headers: error.headers))
-            ?? Response(status: .internalServerError)
-    }
-
-    private struct ErrorEnvelope: Encodable {
-        struct Body: Encodable {
-            struct Item: Encodable {
-                var message: String
-                var domain: String
-                var reason: String
-            }
-            var code: Int
-            var message: String
-            var errors: [Item]
-            var status: String?
-        }
-        var error: Body
+        var body: [String: JSONValue] = [
+            "code": .int(Int64(error.httpStatus.code)),
+            "message": .string(error.message),
+            "errors": .array([
+                .object(["message": .string(error.message), "domain": .string("global"), "reason": .string(error.reason)])
+            ]),
+        ]
+        if let status = error.status { body["status"] = .string(status) }
+        var response = response(json: .object(["error": .object(body)]), status: error.httpStatus)
+        for field in error.headers { response.headers.append(field) }
+        return response
     }
 }

@@ -26,7 +26,11 @@ enum Base64URLStrict {
 
     /// Decodes canonical unpadded base64url; nil for anything else.
     static func decode(_ text: some StringProtocol) -> [UInt8]? {
-        let characters = text.utf8
+        decode(utf8: text.utf8)
+    }
+
+    /// Decodes canonical unpadded base64url given as its UTF-8 bytes; nil for anything else.
+    static func decode(utf8 characters: some Collection<UInt8>) -> [UInt8]? {
         guard characters.count % 4 != 1 else { return nil }
         var output = [UInt8]()
         output.reserveCapacity(characters.count * 3 / 4)
