@@ -1,5 +1,13 @@
 -- POST signInWithPassword for one of the seeded users, chosen at random per request.
 local users = tonumber(os.getenv("BENCH_USERS") or "100")
+local counter = 0
+setup = function(thread)
+  counter = counter + 1
+  thread:set("index", counter)
+end
+init = function(args)
+  math.randomseed(index * 7919 + os.time())  -- each thread its own sequence
+end
 request = function()
   local body = string.format('{"email":"bench%d@example.com","password":"bench-password"}', math.random(0, users - 1))
   return wrk.format("POST", "/v1/accounts:signInWithPassword?key=bench-key", {["Content-Type"] = "application/json"}, body)

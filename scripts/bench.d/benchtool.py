@@ -1,0 +1,578 @@
+#!/usr/bin/env python3
+"""The Python side of scripts/bench (standard library only).
+
+  benchtool.py wait-ready URL PID           wait for /readyz (fails if PID dies or after 120 s)
+  benchtool.py seed-signin URL DIR N [S]    N users by signUp (argon2id), DIR/idtoken.txt, S sessions' DIR/refresh.txt
+  benchtool.py import URL FROM TO [C]       users FROM..TO-1 through admin accounts:batchCreate, C requests
+                                            at a time (1000 users each, prehashed HMAC_SHA256); prints JSON
+  benchtool.py oobcodes URL USERS COUNT OUT mint COUNT email sign-in codes with admin sendOobCode; prints JSON
+  benchtool.py check-wrk FILE LABEL         fail if more than 1% of a wrk run's requests failed
+  benchtool.py median-rate DIR NAME         median req/s of the wrk runs DIR/NAME.<r>.txt
+  benchtool.py max-rate DIR NAME            highest req/s of the wrk runs DIR/NAME.<r>.txt
+  benchtool.py median-tps DIR NAME          median tps of the pgbench runs DIR/pg-NAME.<r>.txt
+  benchtool.py median-primitive DIR KEY     median of a bench-primitives figure over DIR/primitives.<r>.json
+  benchtool.py report DIR                   the table and bench-results.json from the raw outputs in DIR
+"""
+
+import base64
+import hashlib
+import hmac
+import http.client
+import json
+import os
+import queue
+import re
+import random
+import statistics
+import sys
+import threading
+import time
+import urllib.parse
+
+ADMIN = {"Content-Type": "application/json", "Authorization": "Bearer bench-admin"}
+CLIENT = {"Content-Type": "application/json"}
+# The imported users: user<N>@bench.example, localId u<N>, password "bench-password" prehashed with
+# HMAC_SHA256(signerKey, password + salt) — a Firebase import format the service accepts without
+# running a slow hash, so the import measures the service's write path.
+SIGNER_KEY = b"accountd-bench-signer-key-32byte"
+IMPORT_PASSWORD = b"bench-password"
+
+
+def connection(url):
+    parts = urllib.parse.urlsplit(url)
+    return http.client.HTTPConnection(parts.hostname, parts.port, timeout=600)
+
+
+def post(conn, path, body, headers):
+    conn.request("POST", path, body=json.dumps(body).encode() if not isinstance(body, bytes) else body, headers=headers)
+    reply = conn.getresponse()
+    data = reply.read()
+    if reply.status != 200:
+        raise RuntimeError(f"POST {path}: HTTP {reply.status}: {data[:500]!r}")
+    return json.loads(data)
+
+
+def wait_ready(url, pid):
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            os.kill(int(pid), 0)
+        except OSError:
+            sys.exit(f"accountd (pid {pid}) exited before it was ready")
+        try:
+            conn = connection(url)
+            conn.request("GET", "/readyz")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    sys.exit("accountd was not ready after 120 s")
+
+
+def run_threads(count, target):
+    errors = []
+
+    def guarded():
+        try:
+            target()
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=guarded) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+
+
+def seed_signin(url, work, n, sessions):
+    """Sign-in users bench<i>@example.com (argon2id, through signUp), one ID token for verify and
+    `sessions` refresh tokens (one session each, round robin over the users) for refresh."""
+    todo = queue.Queue()
+    for i in range(n):
+        todo.put(i)
+    tokens = {}
+
+    def worker():
+        conn = connection(url)
+        while True:
+            try:
+                i = todo.get_nowait()
+            except queue.Empty:
+                return
+            reply = post(conn, "/v1/accounts:signUp?key=bench-key",
+                         {"email": f"bench{i}@example.com", "password": "bench-password"}, CLIENT)
+            if i == 0:
+                tokens["id"] = reply["idToken"]
+
+    run_threads(4, worker)
+    refresh = [None] * sessions
+    for i in range(sessions):
+        todo.put(i)
+
+    def signer():
+        conn = connection(url)
+        while True:
+            try:
+                i = todo.get_nowait()
+            except queue.Empty:
+                return
+            reply = post(conn, "/v1/accounts:signInWithPassword?key=bench-key",
+                         {"email": f"bench{i % n}@example.com", "password": "bench-password"}, CLIENT)
+            refresh[i] = reply["refreshToken"]
+
+    run_threads(4, signer)
+    with open(os.path.join(work, "idtoken.txt"), "w") as out:
+        out.write(tokens["id"] + "\n")
+    with open(os.path.join(work, "refresh.txt"), "w") as out:
+        out.write("\n".join(refresh) + "\n")
+
+
+def import_body(first, last):
+    users = []
+    for i in range(first, last):
+        salt = hashlib.sha256(b"salt%d" % i).digest()[:16]
+        digest = hmac.new(SIGNER_KEY, IMPORT_PASSWORD + salt, hashlib.sha256).digest()
+        users.append({
+            "localId": f"u{i:07d}", "email": f"user{i}@bench.example", "emailVerified": True,
+            "passwordHash": base64.b64encode(digest).decode(), "salt": base64.b64encode(salt).decode(),
+            "createdAt": 1_700_000_000_000 + i,
+        })
+    return json.dumps({"hashAlgorithm": "HMAC_SHA256", "signerKey": base64.b64encode(SIGNER_KEY).decode(),
+                       "users": users}).encode()
+
+
+def import_users(url, first, last, concurrency):
+    """Imports users first..last-1, 1000 per batchCreate call, `concurrency` calls in flight. The
+    request bodies are built before the clock starts so the client's CPU stays out of the timed
+    window (the machine's cores are shared with the server)."""
+    batches = queue.Queue()
+    for start in range(first, last, 1000):
+        batches.put((start, import_body(start, min(start + 1000, last))))
+    failures = []
+
+    def worker():
+        conn = connection(url)
+        while True:
+            try:
+                start, body = batches.get_nowait()
+            except queue.Empty:
+                return
+            reply = post(conn, "/v1/projects/demo-bench/accounts:batchCreate", body, ADMIN)
+            failures.extend((start + item["index"], item["message"]) for item in reply.get("error", []))
+
+    began = time.monotonic()
+    run_threads(concurrency, worker)
+    seconds = time.monotonic() - began
+    if failures:
+        sys.exit(f"batchCreate refused {len(failures)} users, e.g. {failures[:3]}")
+    users = last - first
+    print(f"    {users:,} users in {seconds:.1f} s = {users / seconds:,.0f} users/s", file=sys.stderr)
+    print(json.dumps({"users": users, "seconds": seconds, "usersPerSecond": users / seconds if seconds else 0,
+                      "concurrency": concurrency, "batch": 1000}))
+
+
+def oobcodes(url, users, count, out_path):
+    """Mints `count` EMAIL_SIGNIN codes for random imported users with admin sendOobCode
+    (returnOobLink: the code comes back, no email is queued); writes "email code" lines."""
+    lines = []
+    lock = threading.Lock()
+    remaining = [count]
+    body = ('{"requestType":"EMAIL_SIGNIN","email":"user%d@bench.example","returnOobLink":true,'
+            '"continueUrl":"http://localhost/bench","canHandleCodeInApp":true}')
+
+    def worker():
+        conn = connection(url)
+        rng = random.Random()
+        while True:
+            with lock:
+                if remaining[0] == 0:
+                    return
+                remaining[0] -= 1
+            reply = post(conn, "/v1/projects/demo-bench/accounts:sendOobCode",
+                         (body % rng.randrange(users)).encode(), ADMIN)
+            code = reply.get("oobCode") or urllib.parse.parse_qs(urllib.parse.urlsplit(reply["oobLink"]).query)["oobCode"][0]
+            with lock:
+                lines.append(f"{reply['email']} {code}\n")
+
+    began = time.monotonic()
+    run_threads(16, worker)
+    seconds = time.monotonic() - began
+    with open(out_path, "w") as out:
+        out.writelines(lines)
+    print(f"    minted {len(lines):,} codes in {seconds:.1f} s ({len(lines) / seconds:,.0f}/s)", file=sys.stderr)
+    print(json.dumps({"codes": len(lines), "seconds": seconds}))
+
+
+# ---------------------------------------------------------------------------------------------
+# Report
+
+def ms(value, unit):
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
+
+
+def parse_wrk(path):
+    text = open(path).read()
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", text)
+    if not rate:
+        sys.exit(f"no wrk summary in {path}:\n{text}")
+    done = int(re.search(r"(\d+) requests in", text).group(1))
+    figures = {"reqPerSec": float(rate.group(1)), "requests": done}
+    for pct in ("50", "90", "99"):
+        m = re.search(pct + r"%\s+([\d.]+)(us|ms|s|m)\b", text)
+        figures[f"p{pct}ms"] = ms(*m.groups()) if m else None
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    socket = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    figures["non2xx"] = int(errors.group(1)) if errors else 0
+    figures["socketErrors"] = sum(int(x) for x in socket.groups()) if socket else 0
+    exhausted = re.search(r"codes exhausted: (\d+)", text)
+    if exhausted:
+        figures["codesExhausted"] = int(exhausted.group(1))
+    return figures
+
+
+def parse_pgbench(path):
+    text = open(path).read()
+    tps = re.search(r"tps = ([\d.]+) \(without initial connection time\)", text)
+    if not tps or "aborted" in text.lower():
+        sys.exit(f"pgbench failed ({path}):\n{text[-3000:]}")
+    processed = re.search(r"number of transactions actually processed: (\d+)", text)
+    latency = re.search(r"latency average = ([\d.]+) ms", text)
+    return {"tps": float(tps.group(1)), "transactions": int(processed.group(1)) if processed else None,
+            "latencyAvgMs": float(latency.group(1)) if latency else None}
+
+
+def rss_peak(path):
+    values = [int(x) for x in open(path).read().split()] if os.path.exists(path) else []
+    return max(values) if values else None
+
+
+def repeats_of(work, prefix, suffix=".txt"):
+    found = []
+    r = 1
+    while os.path.exists(os.path.join(work, f"{prefix}.{r}{suffix}")):
+        found.append(r)
+        r += 1
+    return found
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def primitives(work):
+    """The medians of the per-repeat bench-primitives runs (and the runs themselves)."""
+    runs = [json.load(open(os.path.join(work, f"primitives.{r}.json"))) for r in repeats_of(work, "primitives", ".json")]
+    if not runs:
+        return None
+    raw = dict(runs[0])
+    for key in ("argon2idHashesPerSecond", "argon2idVerifiesPerSecond", "rs256SignsPerSecond", "rs256VerifiesPerSecond"):
+        raw[key] = median(run[key] for run in runs)
+    raw["repeats"] = runs
+    return raw
+
+
+def report(work):
+    meta = json.load(open(os.path.join(work, "meta.json")))
+    workloads, pgbench, problems = {}, {}, []
+
+    def wrk_workload(name):
+        runs = repeats_of(work, name)
+        if not runs:
+            return None
+        parsed = [parse_wrk(os.path.join(work, f"{name}.{r}.txt")) for r in runs]
+        peaks = [rss_peak(os.path.join(work, f"{name}.{r}.rss")) for r in runs]
+        total = sum(p["requests"] for p in parsed)
+        bad = sum(p["non2xx"] + p["socketErrors"] for p in parsed)
+        entry = {
+            "reqPerSec": median(p["reqPerSec"] for p in parsed),
+            "p50ms": median(p["p50ms"] for p in parsed),
+            "p99ms": median(p["p99ms"] for p in parsed),
+            "requests": total, "non2xx": sum(p["non2xx"] for p in parsed),
+            "socketErrors": sum(p["socketErrors"] for p in parsed),
+            "repeats": parsed,
+            "rssPeakKiB": peaks,
+        }
+        if any(p.get("codesExhausted") for p in parsed):
+            entry["codesExhausted"] = sum(p.get("codesExhausted", 0) for p in parsed)
+            problems.append(f"{name}: ran out of pre-minted codes ({entry['codesExhausted']} requests)")
+        if total == 0 or bad / total > 0.01:
+            problems.append(f"{name}: {bad} of {total} requests failed (non-2xx or socket errors), more than 1%")
+        if all(peaks):
+            entry["rssPeakMiB"] = max(peaks) / 1024
+            entry["rssGrowthMiB"] = (peaks[-1] - peaks[0]) / 1024 if len(peaks) > 1 else None
+        workloads[name] = entry
+        return entry
+
+    def pg_reference(name):
+        runs = repeats_of(work, f"pg-{name}")
+        if not runs:
+            return None
+        parsed = [parse_pgbench(os.path.join(work, f"pg-{name}.{r}.txt")) for r in runs]
+        pgbench[name] = {"tps": median(p["tps"] for p in parsed), "repeats": parsed, "mode": "prepared",
+                         "script": f"scripts/bench.d/{name.split('@')[0]}.sql"}
+        extended = os.path.join(work, f"pg-{name}.extended.txt")
+        if os.path.exists(extended):
+            # Diagnostic, one run: -M extended re-parses and re-plans every statement, as the
+            # service's driver does (unnamed statements); not the reference.
+            pgbench[name]["extendedTps"] = parse_pgbench(extended)["tps"]
+        return pgbench[name]
+
+    for name in ["trivial", "verify", "signin", "refresh", "lookup@small", "lookup", "lookup-half", "emaillink"]:
+        wrk_workload(name)
+    for name in ["signin", "refresh", "lookup@small", "lookup", "emaillink"]:
+        pg_reference(name)
+    raw = primitives(work)
+
+    # Seeding runs in phases (the small lookup point, then the rest): totals over the phases.
+    phases = [json.load(open(os.path.join(work, f"seed.{r}.json"))) for r in repeats_of(work, "seed", ".json")]
+    seeding = None
+    if phases:
+        users, seconds = sum(p["users"] for p in phases), sum(p["seconds"] for p in phases)
+        peaks = [rss_peak(os.path.join(work, f"seed.{r}.rss")) for r in range(1, len(phases) + 1)]
+        seeding = {"users": users, "seconds": seconds, "usersPerSecond": users / seconds,
+                   "concurrency": phases[0]["concurrency"], "batch": phases[0]["batch"], "phases": phases,
+                   "rssPeakKiB": max([p for p in peaks if p] or [0]) or None}
+    copies = [json.load(open(os.path.join(work, f"copy.{r}.json"))) for r in repeats_of(work, "copy", ".json")]
+    copy = None
+    if copies:
+        copy = {"rowsPerSecond": median(c["users"] / c["seconds"] for c in copies), "repeats": copies}
+
+    rows = []  # (workload, figure, measured, reference label, reference value, ratio, target text, pass?)
+
+    def check(label, figure, measured, ref_label, ref_value, target, at_least=True, ratio=None):
+        if ratio is None and measured is not None and ref_value:
+            ratio = measured / ref_value
+        ok = None if ratio is None else (ratio >= target if at_least else ratio <= target)
+        rows.append((label, figure, measured, ref_label, ref_value, ratio, ("≥ " if at_least else "≤ ") + f"{target:g}", ok))
+        return ratio
+
+    ratios, bounds = {}, {}
+    w = workloads
+    if "trivial" in w:
+        rows.append(("trivial route GET /healthz", "req/s", w["trivial"]["reqPerSec"], "", None, None, "", None))
+        rows.append(("", "p99 ms", w["trivial"]["p99ms"], "", None, None, "", None))
+    if "verify" in w and "trivial" in w:
+        ratios["verify / trivial req/s"] = check("verifyIdToken checkRevoked", "req/s", w["verify"]["reqPerSec"],
+                                                  "trivial route req/s", w["trivial"]["reqPerSec"], 0.6)
+        ratios["verify p99 / trivial p99"] = check("", "p99 ms", w["verify"]["p99ms"], "trivial p99 ms",
+                                                    w["trivial"]["p99ms"], 2.0, at_least=False)
+    if "signin" in w and raw:
+        ratios["signin / raw argon2id verify"] = check("password sign-in", "req/s", w["signin"]["reqPerSec"],
+                                                        "raw argon2id verify/s", raw["argon2idVerifiesPerSecond"], 0.9)
+    if "refresh" in w and raw:
+        ref, label = raw["rs256SignsPerSecond"], "min(RS256, pgbench): RS256 sign/s"
+        if "refresh" in pgbench and pgbench["refresh"]["tps"] < ref:
+            ref, label = pgbench["refresh"]["tps"], "min(RS256, pgbench): refresh.sql"
+        ratios["refresh / min(RS256 sign, pgbench)"] = check("token refresh /v1/token", "req/s", w["refresh"]["reqPerSec"],
+                                                              label, ref, 0.8)
+    for size, key in (("lookup@small", f"lookup @ {meta.get('smallUsers', 0):,} users"),
+                      ("lookup", f"lookup @ {meta.get('users', 0):,} users")):
+        if size in w and size in pgbench:
+            ratios[f"{key} / pgbench"] = check(f"admin {key}", "req/s", w[size]["reqPerSec"], "pgbench lookup.sql tps",
+                                               pgbench[size]["tps"], 0.7)
+            rows.append(("", "p50 ms", w[size]["p50ms"], "", None, None, "", None))
+            rows.append(("", "p99 ms", w[size]["p99ms"], "", None, None, "", None))
+    if "lookup-half" in w and "lookup" in w:
+        half = w["lookup-half"]
+        share = half["reqPerSec"] / w["lookup"]["reqPerSec"]
+        half["shareOfPeak"] = share
+        half["targetReqPerSec"] = meta.get("lookupHalfTarget")
+        rows.append(("lookup at ~50% of peak", "req/s", half["reqPerSec"], "lookup peak req/s", w["lookup"]["reqPerSec"],
+                     share, "0.4–0.6", 0.4 <= share <= 0.6))
+        rows.append(("", "p50 ms", half["p50ms"], "", None, None, "", None))
+        p99_ok = half["p99ms"] is not None and half["p99ms"] <= 10.0
+        rows.append(("", "p99 ms", half["p99ms"], "", None, None, "≤ 10 ms", p99_ok))
+        ratios["lookup-half share of peak"] = share
+    if "emaillink" in w and "emaillink" in pgbench:
+        ratios["emaillink / pgbench"] = check("email-link sign-in completion", "req/s", w["emaillink"]["reqPerSec"],
+                                              "pgbench emaillink.sql tps", pgbench["emaillink"]["tps"], 0.7)
+    if seeding:
+        rate = seeding["usersPerSecond"]
+        if copy:
+            ratios["import / COPY"] = check("import batchCreate prehashed", "users/s", rate, "COPY users+credentials rows/s",
+                                            copy["rowsPerSecond"], 0.5)
+        else:
+            rows.append(("import batchCreate prehashed", "users/s", rate, "", None, None, "", None))
+        projected = seeding["seconds"] * 1_000_000 / seeding["users"]
+        seeding["secondsFor1M"] = projected
+        seeding["secondsFor1MProjected"] = seeding["users"] < 1_000_000
+        rows.append(("", "s for 1M users" + (" (projected)" if seeding["users"] < 1_000_000 else ""), projected,
+                     "", None, None, "≤ 120 s", projected <= 120))
+
+    # Combined physical bounds: the rate all cores allow if every request does its crypto AND its SQL.
+    if raw:
+        def bound(*rates):
+            return 1 / sum(1 / r for r in rates)
+        if "signin" in pgbench:
+            bounds["signin"] = {"bound": bound(raw["argon2idVerifiesPerSecond"], raw["rs256SignsPerSecond"], pgbench["signin"]["tps"]),
+                                "from": "1/(1/argon2id verify + 1/RS256 sign + 1/pgbench signin.sql)"}
+        if "refresh" in pgbench:
+            bounds["refresh"] = {"bound": bound(raw["rs256SignsPerSecond"], pgbench["refresh"]["tps"]),
+                                 "from": "1/(1/RS256 sign + 1/pgbench refresh.sql)"}
+        if "emaillink" in pgbench:
+            bounds["emaillink"] = {"bound": bound(raw["rs256SignsPerSecond"], pgbench["emaillink"]["tps"]),
+                                   "from": "1/(1/RS256 sign + 1/pgbench emaillink.sql)"}
+        for name, b in bounds.items():
+            if name in w:
+                b["measured"] = w[name]["reqPerSec"]
+                b["ratio"] = b["measured"] / b["bound"]
+
+    # Memory: peak server RSS per repeat; growth = last repeat's peak - first's.
+    memory = {}
+    for name, entry in w.items():
+        peaks = entry.get("rssPeakKiB") or []
+        if peaks and all(peaks):
+            growth = (peaks[-1] - peaks[0]) if len(peaks) > 1 else None
+            # "No growth": within max(8 MiB, 5 % of the first peak) — allocator noise, not a leak.
+            ok = None if growth is None else growth <= max(8 * 1024, 0.05 * peaks[0])
+            memory[name] = {"peakKiBPerRepeat": peaks, "peakMiB": max(peaks) / 1024,
+                            "growthMiB": None if growth is None else growth / 1024, "noGrowth": ok}
+    if seeding and seeding.get("rssPeakKiB"):
+        memory["import (seeding)"] = {"peakKiBPerRepeat": [seeding["rssPeakKiB"]], "peakMiB": seeding["rssPeakKiB"] / 1024,
+                                      "growthMiB": None, "noGrowth": None}
+
+    # Flatness of indexed lookups from the small user count to the full one.
+    flat = None
+    if "lookup@small" in w and "lookup" in w:
+        flat = {"smallUsers": meta.get("smallUsers"), "users": meta.get("users"),
+                "serviceReqPerSec": [w["lookup@small"]["reqPerSec"], w["lookup"]["reqPerSec"]],
+                "serviceP99ms": [w["lookup@small"]["p99ms"], w["lookup"]["p99ms"]],
+                "serviceRatio": w["lookup"]["reqPerSec"] / w["lookup@small"]["reqPerSec"]}
+        if "lookup@small" in pgbench and "lookup" in pgbench:
+            flat["pgbenchTps"] = [pgbench["lookup@small"]["tps"], pgbench["lookup"]["tps"]]
+            flat["pgbenchRatio"] = pgbench["lookup"]["tps"] / pgbench["lookup@small"]["tps"]
+
+    # ---- print
+    def fmt(v, digits=None):
+        if v is None:
+            return "—"
+        if isinstance(v, bool):
+            return str(v)
+        if digits is not None:
+            return f"{v:.{digits}f}"
+        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.2f}"
+
+    print()
+    print(f"accountd bench: {meta['duration']} s x {meta['repeats']} repeat(s) (medians), {meta['machine']['nproc']} cores "
+          f"({meta['machine']['cpu']}), PostgreSQL {meta['machine']['postgres']}, {meta['date']}")
+    load = meta.get("loadAverageAtStart")
+    if load and load[0] > 0.5 * meta["machine"]["nproc"]:
+        print(f"WARNING: the machine was busy before the bench started (load average {load[0]:.2f} on "
+              f"{meta['machine']['nproc']} cores; {meta['loadAverageAtEnd'][0]:.2f} at the end): the figures share the cores "
+              f"with other work and are not this service's limits.")
+    head = f"{'workload':<34}{'figure':<26}{'measured':>10}  {'reference':<36}{'ref':>10}{'ratio':>7}  {'target':<9}{'result':>6}"
+    print(head)
+    print("-" * len(head))
+    for label, figure, measured, ref_label, ref_value, ratio, target, ok in rows:
+        result = "" if ok is None else ("PASS" if ok else "FAIL")
+        print(f"{label:<34}{figure:<26}{fmt(measured):>10}  {ref_label:<36}{fmt(ref_value) if ref_label else '':>10}"
+              f"{fmt(ratio, 2) if ratio is not None else '':>7}  {target:<9}{result:>6}")
+    if bounds:
+        print()
+        print("combined physical bound (crypto AND SQL on the same cores; informative, the targets above stay as defined):")
+        for name, b in bounds.items():
+            print(f"  {name:<10} bound {b['bound']:>8,.0f}/s = {b['from']:<58} measured {fmt(b.get('measured')):>8}"
+                  f"  ratio {fmt(b.get('ratio'), 2)}")
+    if memory:
+        print()
+        print(f"{'server RSS (peak, MiB)':<34}{'per repeat':<30}{'growth':>8}  result")
+        for name, m in memory.items():
+            per = " ".join(f"{p / 1024:.0f}" for p in m["peakKiBPerRepeat"])
+            result = "n/a (1 repeat)" if m["noGrowth"] is None else ("PASS" if m["noGrowth"] else "FAIL")
+            print(f"{name:<34}{per:<30}{fmt(m['growthMiB'], 1):>8}  {result}")
+    if flat:
+        print()
+        line = (f"lookup flatness {flat['smallUsers']:,} -> {flat['users']:,} users: service "
+                f"{flat['serviceReqPerSec'][0]:,.0f} -> {flat['serviceReqPerSec'][1]:,.0f} req/s (x{flat['serviceRatio']:.2f}), "
+                f"p99 {flat['serviceP99ms'][0]:.2f} -> {flat['serviceP99ms'][1]:.2f} ms")
+        if "pgbenchTps" in flat:
+            line += f"; pgbench {flat['pgbenchTps'][0]:,.0f} -> {flat['pgbenchTps'][1]:,.0f} tps (x{flat['pgbenchRatio']:.2f})"
+        print(line)
+    if seeding:
+        print()
+        print(f"seeding: {seeding['users']:,} users through batchCreate in {seeding['seconds']:.1f} s "
+              f"({seeding['usersPerSecond']:,.0f} users/s, {seeding['concurrency']} requests in flight x 1000 users)"
+              + (f"; COPY of the same rows: {copy['rowsPerSecond']:,.0f} users/s" if copy else ""))
+    if raw:
+        print()
+        print(f"raw primitives ({raw['workers']} workers): argon2id {raw['argon2idHashesPerSecond']:,.1f}/s hash, "
+              f"{raw['argon2idVerifiesPerSecond']:,.1f}/s verify (m={raw['argon2idMemoryKiB']} KiB, t={raw['argon2idIterations']}); "
+              f"RS256 {raw['rs256SignsPerSecond']:,.0f}/s sign, {raw['rs256VerifiesPerSecond']:,.0f}/s verify")
+    if pgbench:
+        print("pgbench references (-M prepared, same clients as wrk): " + ", ".join(
+            f"{k} {v['tps']:,.0f} tps" for k, v in pgbench.items()))
+        if any("extendedTps" in v for v in pgbench.values()):
+            print("  diagnostic, the same scripts with -M extended (parsed and planned per call, like the service's "
+                  "unnamed statements; 1 run): " + ", ".join(
+                      f"{k} {v['extendedTps']:,.0f} tps" for k, v in pgbench.items() if "extendedTps" in v))
+    for problem in problems:
+        print(f"ERROR: {problem}", file=sys.stderr)
+
+    failed = [r for r in rows if r[7] is False]
+    results = {
+        "meta": meta, "raw": raw, "workloads": workloads, "pgbench": pgbench, "import": seeding, "copy": copy,
+        "ratios": ratios, "combinedBounds": bounds, "memory": memory, "lookupFlatness": flat,
+        "checks": [{"workload": r[0], "figure": r[1], "measured": r[2], "reference": r[3], "referenceValue": r[4],
+                    "ratio": r[5], "target": r[6], "pass": r[7]} for r in rows],
+        "failedTargets": len(failed), "problems": problems,
+    }
+    with open(os.path.join(meta["root"], "bench-results.json"), "w") as out:
+        json.dump(results, out, indent=2)
+    print()
+    print(f"wrote bench-results.json ({len(failed)} target(s) not met)")
+    if problems:
+        sys.exit(1)
+
+
+def check_wrk(path, label):
+    """Fails loudly (exit 1) if more than 1% of a wrk run's requests failed; prints a summary line."""
+    f = parse_wrk(path)
+    bad = f["non2xx"] + f["socketErrors"]
+    p50 = "—" if f["p50ms"] is None else f"{f['p50ms']:.2f}"
+    p99 = "—" if f["p99ms"] is None else f"{f['p99ms']:.2f}"
+    print(f"    {label}: {f['reqPerSec']:,.0f} req/s, p50 {p50} ms, p99 {p99} ms, {bad} failed of {f['requests']}",
+          file=sys.stderr)
+    if f.get("codesExhausted"):
+        sys.exit(f"{label}: ran out of pre-minted codes ({f['codesExhausted']} requests) — raise the margin in scripts/bench")
+    if f["requests"] == 0 or bad / f["requests"] > 0.01:
+        sys.exit(f"{label}: {bad} of {f['requests']} requests failed (non-2xx or socket errors), more than 1%:\n"
+                 + open(path).read())
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        sys.exit(__doc__)
+    command, rest = args[0], args[1:]
+    if command == "wait-ready":
+        wait_ready(*rest)
+    elif command == "seed-signin":
+        seed_signin(rest[0], rest[1], int(rest[2]), int(rest[3]) if len(rest) > 3 else 64)
+    elif command == "import":
+        import_users(rest[0], int(rest[1]), int(rest[2]), int(rest[3]) if len(rest) > 3 else 4)
+    elif command == "oobcodes":
+        oobcodes(rest[0], int(rest[1]), int(rest[2]), rest[3])
+    elif command == "check-wrk":
+        check_wrk(rest[0], rest[1])
+    elif command == "median-rate":  # median req/s of DIR/NAME.<r>.txt
+        print(median(parse_wrk(os.path.join(rest[0], f"{rest[1]}.{r}.txt"))["reqPerSec"] for r in repeats_of(rest[0], rest[1])))
+    elif command == "max-rate":  # highest req/s of DIR/NAME.<r>.txt
+        print(max(parse_wrk(os.path.join(rest[0], f"{rest[1]}.{r}.txt"))["reqPerSec"] for r in repeats_of(rest[0], rest[1])))
+    elif command == "median-tps":  # median tps of DIR/pg-NAME.<r>.txt
+        print(median(parse_pgbench(os.path.join(rest[0], f"pg-{rest[1]}.{r}.txt"))["tps"]
+                     for r in repeats_of(rest[0], f"pg-{rest[1]}")))
+    elif command == "median-primitive":  # median of one bench-primitives figure over DIR/primitives.<r>.json
+        print(primitives(rest[0])[rest[1]])
+    elif command == "report":
+        report(rest[0])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()

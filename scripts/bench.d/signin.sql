@@ -1,0 +1,41 @@
+-- pgbench reference for the password sign-in workload (signInWithPassword): its SQL only, for the
+-- "combined physical bound" (argon2id verify + RS256 sign + this SQL on the same cores).
+-- Mirrors AccountService.signInWithPassword(email:password:client:)
+--   (Sources/AccountCore/Accounts/AccountService.swift): first PostgresAccountStore.user(email:)
+--   (autocommit), then the transaction of PostgresAccountStore.startSession(...)
+--   (Sources/AccountPostgres/Accounts/PostgresAccountStore+Writes.swift) with
+--   user(localID:on:logger:lock: true) and insertSession(...). Keep in step with those files.
+-- Differences, none of which changes the work the database does:
+--   * the email the service binds is built here from a random number (pgbench variables are
+--     numbers): 'bench' || :i || '@example.com' — the seeded sign-in users;
+--   * timestamps the service binds from its clock are now(); the session id is a fresh number per
+--     transaction (:sbase + client_id + clients * k), the refresh salt 16 bytes derived from it;
+--   * user agent and IP are what wrk sends: none (NULL) and 127.0.0.1.
+\set i random(0, :signin_users - 1)
+\set k :k + 1
+\set sid :sbase + :client_id + :clients * :k
+SELECT u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_email, u.display_name, u.photo_url,
+    u.phone_number, u.disabled, u.custom_attributes, u.custom_auth, u.created_at, u.last_login_at, u.last_refresh_at,
+    u.valid_since, u.tokens_valid_after, u.credential_version,
+    p.algorithm, p.hash, p.salt, p.parameters::text, p.updated_at,
+    (SELECT coalesce(json_agg(json_build_array(f.provider_id, f.raw_id, f.email, f.display_name, f.photo_url,
+             (extract(epoch FROM f.linked_at) * 1000)::bigint) ORDER BY f.linked_at), '[]')::text
+       FROM federated_identities f WHERE f.tenant_id = u.tenant_id AND f.local_id = u.local_id)
+    FROM users u LEFT JOIN password_credentials p ON p.tenant_id = u.tenant_id AND p.local_id = u.local_id
+ WHERE u.tenant_id = '' AND lower(u.email) = lower('bench' || :i || '@example.com') \gset
+BEGIN;
+SELECT u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_email, u.display_name, u.photo_url,
+    u.phone_number, u.disabled, u.custom_attributes, u.custom_auth, u.created_at, u.last_login_at, u.last_refresh_at,
+    u.valid_since, u.tokens_valid_after, u.credential_version,
+    p.algorithm, p.hash, p.salt, p.parameters::text, p.updated_at,
+    (SELECT coalesce(json_agg(json_build_array(f.provider_id, f.raw_id, f.email, f.display_name, f.photo_url,
+             (extract(epoch FROM f.linked_at) * 1000)::bigint) ORDER BY f.linked_at), '[]')::text
+       FROM federated_identities f WHERE f.tenant_id = u.tenant_id AND f.local_id = u.local_id)
+    FROM users u LEFT JOIN password_credentials p ON p.tenant_id = u.tenant_id AND p.local_id = u.local_id
+ WHERE u.tenant_id = '' AND u.local_id = :local_id FOR UPDATE OF u;
+UPDATE users SET last_login_at = now() WHERE tenant_id = '' AND local_id = :local_id;
+INSERT INTO sessions (session_id, local_id, created_at, auth_time, sign_in_provider, sign_in_method, user_agent, ip_address,
+    generation_issued_at, refresh_salt, refresh_key_id, last_mint_at)
+VALUES (:sid, :local_id, now(), :valid_since, 'password', 'password',
+    NULL, '127.0.0.1', now(), substring(sha256(:sid::bytea) FROM 1 FOR 16), 'bench', now());
+COMMIT;
