@@ -10,23 +10,17 @@ extension PostgresAccountStore {
     package func refresh(_ request: RefreshRequest) async throws -> RefreshResult {
         try await translating {
             try await client.withTransaction(logger: logger) { connection in
-                // The lock timeout and the owner lookup share a round trip: set_config(…, true) is SET LOCAL.
                 var owner: String?
-                for try await (_, localID) in try await connection.query(
-                    "SELECT set_config('lock_timeout', '5s', true), (SELECT local_id FROM sessions WHERE session_id = \(request.sessionID))",
-                    logger: logger
-                ).decode((String, String?).self) {
-                    owner = localID
+                for try await row in try await connection.execute(
+                    Prepared.RefreshOwner(binds: Self.binds(request.sessionID)), logger: logger)
+                {
+                    owner = try row.decode((String, String?).self).1
                 }
                 guard let owner else { throw AccountError(.invalidRefreshToken) }
                 let user = try await Self.user(localID: owner, on: connection, logger: logger, lock: true)
                 var session: SessionRecord?
-                for try await row in try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL: "SELECT \(Self.sessionColumns) FROM sessions WHERE session_id = $1 FOR UPDATE",
-                        binds: Self.binds(request.sessionID)
-                    ),
-                    logger: logger
+                for try await row in try await connection.execute(
+                    Prepared.SessionForUpdate(binds: Self.binds(request.sessionID)), logger: logger
                 ) {
                     session = try Self.decodeSession(row)
                 }
@@ -64,18 +58,16 @@ extension PostgresAccountStore {
                 }
                 let (issuedAt, mintAt) = RevocationRules.mint(now: now, validSince: user.validSince)
                 // Both rows are already locked; one statement writes them.
-                try await connection.query(
-                    """
-                    WITH session AS (
-                        UPDATE sessions SET refresh_generation = \(session.generation), generation_issued_at = \(session.generationIssuedAt),
-                            last_refresh_at = \(now), last_mint_at = \(mintAt),
-                            user_agent = coalesce(\(request.userAgent), user_agent), ip_address = coalesce(\(request.ipAddress), ip_address)
-                        WHERE session_id = \(session.sessionID)
-                    )
-                    UPDATE users SET last_refresh_at = \(now) WHERE tenant_id = '' AND local_id = \(user.localID)
-                    """,
-                    logger: logger
-                )
+                var binds = PostgresBindings()
+                binds.append(session.generation)
+                binds.append(session.generationIssuedAt)
+                binds.append(now)
+                binds.append(mintAt)
+                binds.append(request.userAgent)
+                binds.append(request.ipAddress)
+                binds.append(session.sessionID)
+                binds.append(user.localID)
+                _ = try await connection.execute(Prepared.RefreshWrite(binds: binds), logger: logger)
                 var refreshed = user
                 refreshed.lastRefreshAt = now
                 return .refreshed(refreshed, session, MintTicket(issuedAt: issuedAt, authTime: session.authTime))

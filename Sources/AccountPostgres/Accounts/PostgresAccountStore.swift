@@ -41,11 +41,7 @@ package struct PostgresAccountStore: AccountStore {
 
     package func user(email: String) async throws -> UserRecord? {
         try await translating {
-            let rows = try await client.query(
-                PostgresQuery(
-                    unsafeSQL: "SELECT \(Self.userColumns) WHERE u.tenant_id = '' AND lower(u.email) = lower($1)", binds: Self.binds(email)),
-                logger: logger
-            )
+            let rows = try await client.execute(Prepared.UserByEmail(binds: Self.binds(email)), logger: logger)
             for try await row in rows { return try Self.decodeUser(row) }
             return nil
         }
@@ -55,18 +51,18 @@ package struct PostgresAccountStore: AccountStore {
         try await translating {
             var found: [UserRecord] = []
             var seen = Set<String>()
-            let queries: [(String, [String])] = [
-                ("u.local_id = ANY($1)", localIDs), ("lower(u.email) = ANY($1)", emails.map { $0.lowercased() }),
-                ("u.phone_number = ANY($1)", phoneNumbers),
-            ]
-            for (condition, values) in queries where !values.isEmpty {
+            func bound(_ values: [String]) -> PostgresBindings {
                 var binds = PostgresBindings()
                 binds.append(values)
-                let rows = try await client.query(
-                    PostgresQuery(
-                        unsafeSQL: "SELECT \(Self.userColumns) WHERE u.tenant_id = '' AND \(condition) ORDER BY u.local_id", binds: binds),
-                    logger: logger
-                )
+                return binds
+            }
+            let queries: [(values: [String], statement: any PreparedQuery)] = [
+                (localIDs, Prepared.UsersByLocalIDs(binds: bound(localIDs))),
+                (emails, Prepared.UsersByEmails(binds: bound(emails.map { $0.lowercased() }))),
+                (phoneNumbers, Prepared.UsersByPhoneNumbers(binds: bound(phoneNumbers))),
+            ]
+            for (values, statement) in queries where !values.isEmpty {
+                let rows = try await client.execute(statement, logger: logger)
                 for try await row in rows {
                     let user = try Self.decodeUser(row)
                     if seen.insert(user.localID).inserted { found.append(user) }
@@ -78,16 +74,9 @@ package struct PostgresAccountStore: AccountStore {
 
     package func sessionState(sessionID: String) async throws -> SessionState? {
         try await translating {
-            let rows = try await client.query(
-                """
-                SELECT s.local_id, s.revoked_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > now()) AND NOT s.user_deleted,
-                       u.local_id IS NOT NULL, coalesce(u.disabled, false), coalesce(u.valid_since, 0)
-                FROM sessions s LEFT JOIN users u ON u.tenant_id = s.tenant_id AND u.local_id = s.local_id
-                WHERE s.session_id = \(sessionID)
-                """,
-                logger: logger
-            )
-            for try await (localID, live, exists, disabled, validSince) in rows.decode((String, Bool, Bool, Bool, Int64).self) {
+            let rows = try await client.execute(Prepared.SessionState(binds: Self.binds(sessionID)), logger: logger)
+            for try await row in rows {
+                let (localID, live, exists, disabled, validSince) = try row.decode((String, Bool, Bool, Bool, Int64).self)
                 return SessionState(localID: localID, sessionLive: live, userExists: exists, userDisabled: disabled, validSince: validSince)
             }
             return nil
@@ -129,8 +118,10 @@ package struct PostgresAccountStore: AccountStore {
     // MARK: Decoding (each entity in one place)
 
     static func user(localID: String, on connection: PostgresConnection, logger: Logger, lock: Bool) async throws -> UserRecord? {
-        let sql = "SELECT \(userColumns) WHERE u.tenant_id = '' AND u.local_id = $1" + (lock ? " FOR UPDATE OF u" : "")
-        let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds(localID)), logger: logger)
+        let rows =
+            lock
+            ? try await connection.execute(Prepared.UserByLocalIDForUpdate(binds: binds(localID)), logger: logger)
+            : try await connection.execute(Prepared.UserByLocalID(binds: binds(localID)), logger: logger)
         for try await row in rows { return try decodeUser(row) }
         return nil
     }
