@@ -91,7 +91,10 @@ struct Session: Sendable {
 
     /// The ID token's payload, decoded without verification (tests verify separately).
     var claims: [String: Any] {
-        let part = idToken.split(separator: ".")[1]
+        // A failed call leaves no token: answer no claims (the test's expectations then fail) rather than trap.
+        let parts = idToken.split(separator: ".")
+        guard parts.count == 3 else { return [:] }
+        let part = parts[1]
         var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
         return (try? JSONSerialization.jsonObject(with: Data(base64Encoded: base64) ?? Data())) as? [String: Any] ?? [:]

@@ -32,18 +32,13 @@ package struct RevocationListener: Service {
                     logger: logger
                 )
                 backoff = .milliseconds(100)
-                try await cancelWhenGracefulShutdown {
-                    let notifications = try await connection.listen(PostgresAccountStore.revocationChannel)
-                    // Anything revoked while we were not listening is unknown: start clean.
-                    cache.clear()
-                    for try await notification in notifications {
-                        let payload = notification.payload
-                        if payload.hasPrefix("u:") {
-                            cache.invalidate(user: String(payload.dropFirst(2)))
-                        } else if payload.hasPrefix("s:") {
-                            cache.invalidate(session: String(payload.dropFirst(2)))
-                        }
-                    }
+                // Closed on every path: a connection dropped unclosed trips PostgresNIO's deinit
+                // assertion (a crash in debug builds) when shutdown interrupts the listen.
+                do {
+                    try await listen(on: connection)
+                } catch {
+                    try? await connection.close()
+                    throw error
                 }
                 try? await connection.close()
             } catch {
@@ -52,6 +47,22 @@ package struct RevocationListener: Service {
                 logger.warning("revocation listener lost its connection; reconnecting", metadata: ["error": "\(error)"])
                 try? await Task.sleep(for: backoff)
                 backoff = min(backoff * 2, .seconds(5))
+            }
+        }
+    }
+
+    private func listen(on connection: PostgresConnection) async throws {
+        try await cancelWhenGracefulShutdown {
+            let notifications = try await connection.listen(PostgresAccountStore.revocationChannel)
+            // Anything revoked while we were not listening is unknown: start clean.
+            cache.clear()
+            for try await notification in notifications {
+                let payload = notification.payload
+                if payload.hasPrefix("u:") {
+                    cache.invalidate(user: String(payload.dropFirst(2)))
+                } else if payload.hasPrefix("s:") {
+                    cache.invalidate(session: String(payload.dropFirst(2)))
+                }
             }
         }
     }
