@@ -214,18 +214,6 @@ package struct APIResponder: HTTPResponder {
         {
             return given
         }
-        return hexString(SystemRandom().bytes(8))
-    }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
-    private static func hexString(_ bytes: [UInt8]) -> String {
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(hexDigits[Int(byte >> 4)])
-            text.append(hexDigits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        return Hex.encode(SystemRandom().bytes(8))
     }
 }

@@ -14,19 +14,20 @@ package enum WireEncoding {
     ) throws -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
-        let data = try encoder.encode(value)
-        var fields = headers
-        fields[.contentType] = "application/json; charset=UTF-8"
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return response(bytes: try encoder.encode(value), status: status, headers: headers)
     }
 
     /// A JSON response built from a ``JSONValue``, written without `JSONEncoder`: the hot
-    /// responses (token refresh, verifyIdToken) use it.
-    package static func response(json value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
+    /// responses (token refresh, verifyIdToken) and every error use it.
+    package static func response(json value: JSONValue, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(2048)
         value.write(into: &bytes)
-        var fields = HTTPFields()
+        return response(bytes: bytes, status: status, headers: headers)
+    }
+
+    private static func response(bytes: some Sequence<UInt8>, status: HTTPResponse.Status, headers: HTTPFields) -> Response {
+        var fields = headers
         fields[.contentType] = "application/json; charset=UTF-8"
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
@@ -41,8 +42,6 @@ package enum WireEncoding {
             ]),
         ]
         if let status = error.status { body["status"] = .string(status) }
-        var response = response(json: .object(["error": .object(body)]), status: error.httpStatus)
-        for field in error.headers { response.headers.append(field) }
-        return response
+        return response(json: .object(["error": .object(body)]), status: error.httpStatus, headers: error.headers)
     }
 }

@@ -1,3 +1,4 @@
+import AccountCore
 import Crypto
 import Foundation
 
@@ -21,7 +22,7 @@ package struct KeySealer: Sendable {
         self.sealingKey = Self.derive(from: self.keyEncryptionKey, info: "accountd signing-key sealing v1", count: 32)
         let identifier = Self.derive(from: self.keyEncryptionKey, info: "accountd kek id v1", count: 32)
         let digest = identifier.withUnsafeBytes { SHA256.hash(data: $0) }
-        self.kekID = digest.prefix(8).map { String(format: "%02x", $0) }.joined()
+        self.kekID = Hex.encode(digest.prefix(8))
     }
 
     /// AES-GCM seals `plaintext` under a fresh random nonce: nonce ‖ ciphertext ‖ tag.

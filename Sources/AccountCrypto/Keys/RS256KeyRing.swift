@@ -65,16 +65,16 @@ package actor RS256KeyRing: TokenSigner {
     /// Unknown-`kid` and retried reloads happen at most this often.
     private let minimumReloadSpacing: TimeInterval = 1
 
-    private var keys: [String: LoadedKey] = [:]
     private var currentKID: String?
-    private var loadedAt: Date?
     private var lastAttempt: Date?
     private var startedFetches = 0
     private var appliedFetch = 0
     private var creatingCurrentKey: Task<Void, any Error>?
-    /// The keys as of the last reload, readable without a hop onto the actor: verification,
-    /// the hot path, looks here first.
+    /// The keys as of the last reload and when it happened: the one copy, readable without a hop
+    /// onto the actor, so verification (the hot path) reads it directly.
     private nonisolated let published = Mutex<(keys: [String: LoadedKey], loadedAt: Date)?>(nil)
+    private var keys: [String: LoadedKey] { published.withLock { $0?.keys ?? [:] } }
+    private var loadedAt: Date? { published.withLock { $0?.loadedAt } }
 
     /// Creates a ring over `store`; `sealer` opens the stored private keys, `now` is the clock.
     package init(
@@ -253,10 +253,8 @@ package actor RS256KeyRing: TokenSigner {
                 loaded[record.kid] = key
             }
         }
-        keys = loaded
         let current = loaded.values.map(\.record).filter { $0.state == .current }
         currentKID = current.max { ($0.activatedAt ?? $0.createdAt) < ($1.activatedAt ?? $1.createdAt) }?.kid
-        loadedAt = instant
         published.withLock { $0 = (loaded, instant) }
     }
 

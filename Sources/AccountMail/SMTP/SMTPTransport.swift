@@ -148,12 +148,6 @@ package struct SMTPTransport: MailTransport {
     }
 
     private static func randomHex(_ count: Int) -> String {
-        let digits = Array("0123456789abcdef")
-        var generator = SystemRandomNumberGenerator()
-        return String(
-            (0..<count).flatMap { _ in
-                let byte = UInt8.random(in: 0...255, using: &generator)
-                return [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]]
-            })
+        Hex.encode(SystemRandom().bytes(count))
     }
 }

@@ -69,8 +69,7 @@ package struct WebhookTransport: MailTransport {
         signed.append(UInt8(ascii: "."))
         signed += body
         let mac = HMAC<SHA256>.authenticationCode(for: signed, using: SymmetricKey(data: Array(secret.utf8)))
-        let digits = Array("0123456789abcdef")
-        return "v1=" + String(mac.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] })
+        return "v1=" + Hex.encode(mac)
     }
 
     private struct Payload: Encodable {

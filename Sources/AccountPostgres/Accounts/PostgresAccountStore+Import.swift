@@ -51,7 +51,7 @@ extension PostgresAccountStore: UserImportStore {
                         "local_id": .string(user.localID), "algorithm": .string(stored.algorithm),
                         "hash": .string(Data(stored.hash).base64EncodedString()),
                         "salt": text(stored.salt.map { Data($0).base64EncodedString() }),
-                        "parameters": .string(JSONValue.object(stored.parameters.mapValues(JSONValue.string)).serialized()),
+                        "parameters": .string(parametersJSON(stored.parameters)),
                         "updated_at": seconds(credential.updatedAt),
                     ]))
             }

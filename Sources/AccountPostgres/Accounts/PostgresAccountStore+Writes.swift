@@ -268,10 +268,16 @@ extension PostgresAccountStore {
         try await connection.query("SELECT pg_notify(\(revocationChannel), \("u:" + localID))", logger: logger)
     }
 
+    /// Imported hash parameters as the `parameters` jsonb column stores them; ``decodeUser(_:)``
+    /// reads them back.
+    static func parametersJSON(_ parameters: [String: String]) -> String {
+        JSONValue.object(parameters.mapValues(JSONValue.string)).serialized()
+    }
+
     static func writePassword(_ stored: StoredPassword, localID: String, now: Date, on connection: PostgresConnection, logger: Logger)
         async throws
     {
-        let parameters = String(decoding: try JSONEncoder().encode(stored.parameters), as: UTF8.self)
+        let parameters = parametersJSON(stored.parameters)
         try await connection.query(
             """
             INSERT INTO password_credentials (local_id, algorithm, hash, salt, parameters, updated_at)

@@ -148,9 +148,9 @@ package struct PostgresAccountStore: AccountStore {
             credentialVersion: try c[16].decode(Int64.self)
         )
         if let algorithm = try c[17].decode(String?.self) {
+            // Every user read (sign-in, refresh, lookup) comes through here: the project's parser, not JSONDecoder.
             let parameters =
-                try c[20].decode(String?.self).flatMap { $0.data(using: .utf8) }
-                .flatMap { try? JSONDecoder().decode([String: String].self, from: $0) } ?? [:]
+                try c[20].decode(String?.self).flatMap { try? JSONValue.parse($0).objectValue }?.compactMapValues(\.stringValue) ?? [:]
             user.password = PasswordCredential(
                 stored: StoredPassword(
                     algorithm: algorithm,

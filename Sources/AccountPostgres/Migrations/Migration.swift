@@ -1,3 +1,4 @@
+import AccountCore
 import Crypto
 public import Foundation
 
@@ -23,7 +24,7 @@ package struct Migration: Sendable, Equatable {
         self.version = version
         self.name = name
         self.sql = sql
-        self.checksum = SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
+        self.checksum = Hex.encode(SHA256.hash(data: Data(sql.utf8)))
     }
 
     /// Reads every `NNNN_*.sql` file of a folder, ordered by number; two files with one number are
