@@ -152,7 +152,8 @@ struct ImportTests {
             let refused = try await Self.importUsers(
                 api, ["allowOverwrite": false, "users": [["localId": "good", "email": "good@example.com"] as [String: any Sendable]]])
             #expect((refused.json["error"] as? [[String: Any]])?.count == 1)
-            #expect(try await api.refresh(good.refreshToken).status == 200)
+            let stillGood = try await api.refresh(good.refreshToken)
+            #expect(stillGood.status == 200)
             let taken = try await Self.importUsers(
                 api, ["users": [["localId": "other", "email": "GOOD@example.com"] as [String: any Sendable]]])
             #expect((taken.json["error"] as? [[String: Any]])?.first?["message"] as? String == "email exists in other account in database")
@@ -160,7 +161,8 @@ struct ImportTests {
             let replaced = try await Self.importUsers(
                 api, ["users": [["localId": "good", "email": "good@example.com", "displayName": "New"] as [String: any Sendable]]])
             #expect((replaced.json["error"] as? [Any])?.isEmpty == true)
-            #expect(try await api.refresh(good.refreshToken).errorCode == "TOKEN_EXPIRED")
+            // The current token (not the rotated one, which time alone could expire) dies with the overwrite.
+            #expect(try await api.refresh(Session(stillGood).refreshToken).errorCode == "TOKEN_EXPIRED")
             let record = (try await api.admin("lookup", ["localId": ["good"]]).json["users"] as? [[String: Any]])?.first
             #expect(record?["displayName"] as? String == "New")
             #expect(record?["passwordHash"] == nil, "the whole record was replaced")
