@@ -15,14 +15,15 @@ import ServiceLifecycle
 func buildApplication(
     _ configuration: Configuration,
     databaseURL: DatabaseURL,
-    logger: Logger
+    logger: Logger,
+    clock: any WallClock = SystemClock()
 ) async throws -> some ApplicationProtocol {
     let postgres = PostgresClient(configuration: try databaseURL.clientConfiguration(), backgroundLogger: logger)
     let migrations = try Migration.load(from: URL(fileURLWithPath: configuration.migrationsDirectory))
     let migrator = Migrator(migrations: migrations, client: postgres, logger: logger)
 
     let sealer = KeySealer(keyEncryptionKey: configuration.keyEncryptionKey)
-    let keyRing = RS256KeyRing(store: PostgresSigningKeyStore(client: postgres, logger: logger), sealer: sealer, now: { Date() })
+    let keyRing = RS256KeyRing(store: PostgresSigningKeyStore(client: postgres, logger: logger), sealer: sealer, now: { clock.now() })
     let refreshKeyID = "k" + sealer.kekID.prefix(8)
     let refreshCodec = HMACRefreshTokenCodec(
         masterKeys: [refreshKeyID: sealer.derive(info: "accountd refresh-token master v1", count: 32)],
@@ -36,7 +37,8 @@ func buildApplication(
         hasher: Argon2idHasher(parameters: configuration.passwordHashParameters),
         signer: keyRing,
         refreshCodec: refreshCodec,
-        cache: cache
+        cache: cache,
+        clock: clock
     )
 
     var routes = APIRoutes()

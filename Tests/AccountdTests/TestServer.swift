@@ -1,3 +1,4 @@
+import AccountCore
 import AccountCrypto
 import AccountPostgres
 import AccountTesting
@@ -6,6 +7,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOHTTP1
+import Synchronization
 
 @testable import accountd
 
@@ -28,8 +30,21 @@ func testConfiguration(port: Int = 0) -> Configuration {
         // Cheap hashes keep the suite fast; the defaults are tested in AccountCryptoTests.
         passwordHashParameters: .init(memoryKiB: 1024, iterations: 1),
         deliversEmail: false,
-        refreshReuseGraceSeconds: 2
+        // Long enough that no step of a test on a loaded machine falls outside it by accident;
+        // tests that need to be past it move a ShiftedClock.
+        refreshReuseGraceSeconds: 60
     )
+}
+
+/// The system clock plus an offset a test can move forward: time still flows, and a test can jump
+/// past a window without sleeping through it.
+final class ShiftedClock: WallClock {
+    private let offset = Mutex<TimeInterval>(0)
+
+    func now() -> Date { Date() + offset.withLock { $0 } }
+
+    /// Moves the service's "now" `seconds` ahead.
+    func advance(_ seconds: TimeInterval) { offset.withLock { $0 += seconds } }
 }
 
 /// A client of the test server that speaks the way apps and admins do.
@@ -112,9 +127,10 @@ func tick() async throws {
 func withServer<T: Sendable>(
     _ configuration: Configuration = testConfiguration(),
     database: DatabaseURL,
+    clock: any WallClock = SystemClock(),
     _ body: @Sendable (TestHTTPClient) async throws -> T
 ) async throws -> T {
-    let app = try await buildApplication(configuration, databaseURL: database, logger: TestDatabase.logger)
+    let app = try await buildApplication(configuration, databaseURL: database, logger: TestDatabase.logger, clock: clock)
     return try await app.test(.live) { client in
         try await body(TestHTTPClient(port: client.port!))
     }
