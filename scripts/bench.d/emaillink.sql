@@ -5,9 +5,9 @@
 --   PostgresAccountStore.code(_:on:logger:lock: false) (autocommit), then the transaction of
 --   PostgresAccountStore.completeEmailLink(_:) (Sources/AccountPostgres/Accounts/
 --   PostgresAccountStore+ActionCodes.swift), branch "existing owner, email verified": code(lock: true),
---   localID(ofEmail:), user(localID:lock: true), the email_verified/email_link_signin UPDATE,
---   markUsed(_:now:), the last_login_at UPDATE, user(localID:lock: false) and insertSession(...)
---   (PostgresAccountStore+Writes.swift). Keep in step with those files.
+--   localID(ofEmail:), user(localID:lock: true), the email_verified/email_link_signin/last_login_at
+--   UPDATE, markUsed(_:now:) and insertSession(...) (PostgresAccountStore+Writes.swift); the user is
+--   not read back (a verified account's record is known). Keep in step with those files.
 -- Differences, none of which changes the work the database does:
 --   * the service binds SHA-256(code) as bytea; here the codes are bench fixtures whose hash is
 --     sha256('<n>'), so the bind is sha256(:n::bytea), n a fresh number per transaction
@@ -32,18 +32,8 @@ SELECT u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_ema
        FROM federated_identities f WHERE f.tenant_id = u.tenant_id AND f.local_id = u.local_id)
     FROM users u LEFT JOIN password_credentials p ON p.tenant_id = u.tenant_id AND p.local_id = u.local_id
  WHERE u.tenant_id = '' AND u.local_id = :local_id FOR UPDATE OF u \gset u_
-UPDATE users SET email_verified = true, email_link_signin = true WHERE tenant_id = '' AND local_id = :local_id;
+UPDATE users SET email_verified = true, email_link_signin = true, last_login_at = now() WHERE tenant_id = '' AND local_id = :local_id;
 UPDATE action_codes SET used_at = now(), used_reason = 'APPLIED' WHERE code_hash = sha256(:n::bytea);
-UPDATE users SET last_login_at = now() WHERE tenant_id = '' AND local_id = :local_id;
-SELECT u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_email, u.display_name, u.photo_url,
-    u.phone_number, u.disabled, u.custom_attributes, u.custom_auth, u.created_at, u.last_login_at, u.last_refresh_at,
-    u.valid_since, u.tokens_valid_after, u.credential_version,
-    p.algorithm, p.hash, p.salt, p.parameters::text, p.updated_at,
-    (SELECT coalesce(json_agg(json_build_array(f.provider_id, f.raw_id, f.email, f.display_name, f.photo_url,
-             (extract(epoch FROM f.linked_at) * 1000)::bigint) ORDER BY f.linked_at), '[]')::text
-       FROM federated_identities f WHERE f.tenant_id = u.tenant_id AND f.local_id = u.local_id)
-    FROM users u LEFT JOIN password_credentials p ON p.tenant_id = u.tenant_id AND p.local_id = u.local_id
- WHERE u.tenant_id = '' AND u.local_id = :local_id;
 INSERT INTO sessions (session_id, local_id, created_at, auth_time, sign_in_provider, sign_in_method, user_agent, ip_address,
     generation_issued_at, refresh_salt, refresh_key_id, last_mint_at)
 VALUES (:sid, :local_id, now(), :u_valid_since, 'password', 'emailLink',

@@ -2,10 +2,10 @@
 -- Mirrors PostgresAccountStore.users(localIDs:emails:phoneNumbers:)
 --   (Sources/AccountPostgres/Accounts/PostgresAccountStore.swift), called by LookupRPC
 --   (Sources/AccountAPI/IdentityToolkit/Lookup.swift) with one email and no ids or phone numbers:
---   exactly one statement, outside any transaction. Keep in step with that file.
--- Difference: the service binds a text[] of lower-cased emails; pgbench variables are numbers,
--- so the one-element array is built here from a random number (the seeded users are
--- user<N>@bench.example, N in [0, :users)). The plan is the same (users_email_key).
+--   exactly one statement (Prepared.UserByEmail: one email, so the single-value form), outside any
+--   transaction. Keep in step with those files.
+-- Difference: pgbench variables are numbers, so the email is built here from a random number (the
+-- seeded users are user<N>@bench.example, N in [0, :users)). The plan is the same (users_email_key).
 \set n random(0, :users - 1)
 SELECT u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_email, u.display_name, u.photo_url,
     u.phone_number, u.disabled, u.custom_attributes, u.custom_auth, u.created_at, u.last_login_at, u.last_refresh_at,
@@ -15,4 +15,4 @@ SELECT u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_ema
              (extract(epoch FROM f.linked_at) * 1000)::bigint) ORDER BY f.linked_at), '[]')::text
        FROM federated_identities f WHERE f.tenant_id = u.tenant_id AND f.local_id = u.local_id)
     FROM users u LEFT JOIN password_credentials p ON p.tenant_id = u.tenant_id AND p.local_id = u.local_id
- WHERE u.tenant_id = '' AND lower(u.email) = ANY(ARRAY['user' || :n || '@bench.example']) ORDER BY u.local_id;
+ WHERE u.tenant_id = '' AND lower(u.email) = lower('user' || :n || '@bench.example');

@@ -123,6 +123,8 @@ extension PostgresAccountStore: ActionCodeStore {
                 let owner = try await Self.localID(ofEmail: completion.email, on: connection, logger: logger)
                 var isNewUser = false
                 var localID: String
+                // The user as written, when it can be known without reading it back.
+                var written: UserRecord?
                 if let (linkID, guardSession) = completion.linkTo {
                     // Link: the caller proves the session and the mailbox; nothing is stripped.
                     if let owner, owner != linkID { throw AccountError(.emailExists) }
@@ -135,7 +137,7 @@ extension PostgresAccountStore: ActionCodeStore {
                     try await connection.query(
                         """
                         UPDATE users SET email = \(completion.email), email_verified = true, email_link_signin = true,
-                            initial_email = CASE WHEN email IS NOT NULL AND email <> \(completion.email)
+                            last_login_at = \(now), initial_email = CASE WHEN email IS NOT NULL AND email <> \(completion.email)
                                                  THEN coalesce(initial_email, email) ELSE initial_email END
                         WHERE tenant_id = '' AND local_id = \(linkID)
                         """,
@@ -146,7 +148,7 @@ extension PostgresAccountStore: ActionCodeStore {
                         if let recover = completion.recover { try await Self.insert(recover, on: connection, logger: logger) }
                     }
                 } else if let owner {
-                    guard let user = try await Self.user(localID: owner, on: connection, logger: logger, lock: true) else {
+                    guard var user = try await Self.user(localID: owner, on: connection, logger: logger, lock: true) else {
                         throw AccountError(.unavailable)
                     }
                     if user.disabled { throw AccountError(.userDisabled) }
@@ -154,26 +156,31 @@ extension PostgresAccountStore: ActionCodeStore {
                     if !user.emailVerified {
                         try await Self.stripUnverified(user, keepPassword: false, now: now, on: connection, logger: logger)
                     }
-                    try await connection.query(
-                        "UPDATE users SET email_verified = true, email_link_signin = true WHERE tenant_id = '' AND local_id = \(owner)",
-                        logger: logger
-                    )
+                    var binds = PostgresBindings()
+                    binds.append(now)
+                    binds.append(owner)
+                    _ = try await connection.execute(Prepared.EmailLinkLogin(binds: binds), logger: logger)
+                    if user.emailVerified {
+                        // The common case, a verified account: only the two columns above changed.
+                        user.emailLinkSignin = true
+                        user.lastLoginAt = now
+                        written = user
+                    }
                 } else {
                     localID = completion.newLocalID
                     isNewUser = true
                     try await connection.query(
                         """
-                        INSERT INTO users (local_id, email, email_verified, email_link_signin, created_at, tokens_valid_after, valid_since)
-                        VALUES (\(localID), \(completion.email), true, true, \(now), \(now), \(RevocationRules.seconds(now)))
+                        INSERT INTO users (local_id, email, email_verified, email_link_signin, created_at, last_login_at, tokens_valid_after,
+                            valid_since)
+                        VALUES (\(localID), \(completion.email), true, true, \(now), \(now), \(now), \(RevocationRules.seconds(now)))
                         """,
                         logger: logger
                     )
                 }
                 try await Self.markUsed(completion.code, now: now, on: connection, logger: logger)
-                try await connection.query(
-                    "UPDATE users SET last_login_at = \(now) WHERE tenant_id = '' AND local_id = \(localID)", logger: logger
-                )
-                let user = try await Self.user(localID: localID, on: connection, logger: logger, lock: false)!
+                if written == nil { written = try await Self.user(localID: localID, on: connection, logger: logger, lock: false) }
+                guard let user = written else { throw AccountError(.unavailable) }
                 let ticket = try await Self.insertSession(completion.session, user: user, now: now, on: connection, logger: logger)
                 return (user, ticket, isNewUser)
             }
@@ -230,17 +237,13 @@ extension PostgresAccountStore: ActionCodeStore {
     static func code(_ code: String, on connection: PostgresConnection, logger: Logger, lock: Bool) async throws -> ActionCodeRecord? {
         var binds = PostgresBindings()
         try binds.append(hash(code))
-        let rows = try await connection.query(
-            PostgresQuery(
-                unsafeSQL: "SELECT kind, local_id, email, new_email, lang, expires_at, used_at FROM action_codes WHERE code_hash = $1"
-                    + (lock ? " FOR UPDATE" : ""),
-                binds: binds
-            ),
-            logger: logger
-        )
-        for try await (kind, localID, email, newEmail, lang, expiresAt, usedAt) in rows.decode(
-            (String, String?, String, String?, String, Date, Date?).self
-        ) {
+        let rows =
+            lock
+            ? try await connection.execute(Prepared.ActionCodeForUpdate(binds: binds), logger: logger)
+            : try await connection.execute(Prepared.ActionCode(binds: binds), logger: logger)
+        for try await row in rows {
+            let (kind, localID, email, newEmail, lang, expiresAt, usedAt) = try row.decode(
+                (String, String?, String, String?, String, Date, Date?).self)
             guard let kind = ActionCodeKind(rawValue: kind) else { return nil }
             return ActionCodeRecord(
                 kind: kind, localID: localID, email: email, newEmail: newEmail, lang: lang, expiresAt: expiresAt, usedAt: usedAt)
@@ -249,16 +252,15 @@ extension PostgresAccountStore: ActionCodeStore {
     }
 
     static func markUsed(_ code: String, now: Date, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query(
-            "UPDATE action_codes SET used_at = \(now), used_reason = 'APPLIED' WHERE code_hash = \(hash(code))", logger: logger
-        )
+        var binds = PostgresBindings()
+        binds.append(now)
+        try binds.append(hash(code))
+        _ = try await connection.execute(Prepared.ActionCodeUsed(binds: binds), logger: logger)
     }
 
     static func localID(ofEmail email: String, on connection: PostgresConnection, logger: Logger) async throws -> String? {
-        for try await id in try await connection.query(
-            "SELECT local_id FROM users WHERE tenant_id = '' AND lower(email) = lower(\(email))", logger: logger
-        ).decode(String.self) {
-            return id
+        for try await row in try await connection.execute(Prepared.LocalIDByEmail(binds: binds(email)), logger: logger) {
+            return try row.decode(String.self)
         }
         return nil
     }

@@ -52,10 +52,10 @@ extension PostgresAccountStore {
                     try await Self.writePassword(
                         upgradedPassword, localID: localID, now: user.password?.updatedAt ?? now, on: connection, logger: logger)
                 }
-                try await connection.query(
-                    "UPDATE users SET last_login_at = \(now) WHERE tenant_id = '' AND local_id = \(localID)",
-                    logger: logger
-                )
+                var binds = PostgresBindings()
+                binds.append(now)
+                binds.append(localID)
+                _ = try await connection.execute(Prepared.LastLogin(binds: binds), logger: logger)
                 let ticket = try await Self.insertSession(session, user: user, now: now, on: connection, logger: logger)
                 // The row is locked and only these two fields changed: no need to read it back on
                 // the sign-in hot path.
@@ -186,15 +186,19 @@ extension PostgresAccountStore {
         -> MintTicket
     {
         let (issuedAt, mintAt) = RevocationRules.mint(now: now, validSince: user.validSince)
-        try await connection.query(
-            """
-            INSERT INTO sessions (session_id, local_id, created_at, auth_time, sign_in_provider, sign_in_method, user_agent, ip_address,
-                generation_issued_at, refresh_salt, refresh_key_id, last_mint_at)
-            VALUES (\(session.sessionID), \(user.localID), \(now), \(issuedAt), \(session.signInProvider), \(session.signInMethod),
-                \(session.userAgent), \(session.ipAddress), \(now), \(Data(session.salt)), \(session.keyID), \(mintAt))
-            """,
-            logger: logger
-        )
+        var binds = PostgresBindings()
+        binds.append(session.sessionID)
+        binds.append(user.localID)
+        binds.append(now)
+        binds.append(issuedAt)
+        binds.append(session.signInProvider)
+        binds.append(session.signInMethod)
+        binds.append(session.userAgent)
+        binds.append(session.ipAddress)
+        try binds.append(Data(session.salt))
+        binds.append(session.keyID)
+        binds.append(mintAt)
+        _ = try await connection.execute(Prepared.SessionInsert(binds: binds), logger: logger)
         return MintTicket(issuedAt: issuedAt, authTime: issuedAt)
     }
 

@@ -51,17 +51,23 @@ package struct PostgresAccountStore: AccountStore {
         try await translating {
             var found: [UserRecord] = []
             var seen = Set<String>()
-            func bound(_ values: [String]) -> PostgresBindings {
+            /// The single-value statement for one identifier (its plan is cached), the list one otherwise.
+            func statement(_ values: [String], one: (PostgresBindings) -> any PreparedQuery, many: (PostgresBindings) -> any PreparedQuery)
+                -> (any PreparedQuery)?
+            {
                 var binds = PostgresBindings()
-                binds.append(values)
-                return binds
+                switch values.count {
+                case 0: return nil
+                case 1: binds.append(values[0]); return one(binds)
+                default: binds.append(values); return many(binds)
+                }
             }
-            let queries: [(values: [String], statement: any PreparedQuery)] = [
-                (localIDs, Prepared.UsersByLocalIDs(binds: bound(localIDs))),
-                (emails, Prepared.UsersByEmails(binds: bound(emails.map { $0.lowercased() }))),
-                (phoneNumbers, Prepared.UsersByPhoneNumbers(binds: bound(phoneNumbers))),
+            let statements = [
+                statement(localIDs, one: Prepared.UserByLocalID.init, many: Prepared.UsersByLocalIDs.init),
+                statement(emails.map { $0.lowercased() }, one: Prepared.UserByEmail.init, many: Prepared.UsersByEmails.init),
+                statement(phoneNumbers, one: Prepared.UserByPhoneNumber.init, many: Prepared.UsersByPhoneNumbers.init),
             ]
-            for (values, statement) in queries where !values.isEmpty {
+            for statement in statements.compactMap(\.self) {
                 let rows = try await client.execute(statement, logger: logger)
                 for try await row in rows {
                     let user = try Self.decodeUser(row)

@@ -36,6 +36,17 @@ enum Prepared {
         let binds: PostgresBindings
     }
 
+    /// `$1` E.164 phone number.
+    struct UserByPhoneNumber: PreparedQuery {
+        static let sql = "SELECT \(PostgresAccountStore.userColumns) WHERE u.tenant_id = '' AND u.phone_number = $1"
+        let binds: PostgresBindings
+    }
+
+    // The list forms below serve lookups of several identifiers. PostgreSQL cannot cost a
+    // generic plan for `= ANY($1)` without knowing the array, so it re-plans them on every call
+    // (0.5 ms for the user row); a lookup of one identifier uses the single-value forms above,
+    // whose generic plan it keeps.
+
     /// `$1` local ids.
     struct UsersByLocalIDs: PreparedQuery {
         static let sql = "SELECT \(PostgresAccountStore.userColumns) WHERE u.tenant_id = '' AND u.local_id = ANY($1) ORDER BY u.local_id"
@@ -91,6 +102,56 @@ enum Prepared {
                 WHERE session_id = $7
             )
             UPDATE users SET last_refresh_at = $3 WHERE tenant_id = '' AND local_id = $8
+            """
+        let binds: PostgresBindings
+    }
+
+    /// `$1` email (any case): the owner of an address, nothing else.
+    struct LocalIDByEmail: PreparedQuery {
+        static let sql = "SELECT local_id FROM users WHERE tenant_id = '' AND lower(email) = lower($1)"
+        let binds: PostgresBindings
+    }
+
+    /// `$1` SHA-256 of an action code.
+    struct ActionCode: PreparedQuery {
+        static let sql = "SELECT kind, local_id, email, new_email, lang, expires_at, used_at FROM action_codes WHERE code_hash = $1"
+        let binds: PostgresBindings
+    }
+
+    /// `$1` SHA-256 of an action code, locked until the transaction ends.
+    struct ActionCodeForUpdate: PreparedQuery {
+        static let sql = "\(ActionCode.sql) FOR UPDATE"
+        let binds: PostgresBindings
+    }
+
+    /// `$1` now, `$2` SHA-256 of an action code.
+    struct ActionCodeUsed: PreparedQuery {
+        static let sql = "UPDATE action_codes SET used_at = $1, used_reason = 'APPLIED' WHERE code_hash = $2"
+        let binds: PostgresBindings
+    }
+
+    /// A new session row (sign-in, sign-up, email link): `$1` session id, `$2` local id, `$3` now,
+    /// `$4` auth time, `$5` provider, `$6` method, `$7` user agent, `$8` IP address, `$9` refresh
+    /// salt, `$10` refresh key id, `$11` mint instant.
+    struct SessionInsert: PreparedQuery {
+        static let sql = """
+            INSERT INTO sessions (session_id, local_id, created_at, auth_time, sign_in_provider, sign_in_method, user_agent, ip_address,
+                generation_issued_at, refresh_salt, refresh_key_id, last_mint_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $3, $9, $10, $11)
+            """
+        let binds: PostgresBindings
+    }
+
+    /// `$1` now, `$2` local id.
+    struct LastLogin: PreparedQuery {
+        static let sql = "UPDATE users SET last_login_at = $1 WHERE tenant_id = '' AND local_id = $2"
+        let binds: PostgresBindings
+    }
+
+    /// An email-link sign-in proved the mailbox: `$1` now, `$2` local id.
+    struct EmailLinkLogin: PreparedQuery {
+        static let sql = """
+            UPDATE users SET email_verified = true, email_link_signin = true, last_login_at = $1 WHERE tenant_id = '' AND local_id = $2
             """
         let binds: PostgresBindings
     }
