@@ -19,6 +19,26 @@ struct DomainRulesTests {
         #expect(RevocationRules.mint(now: r, validSince: 1).issuedAt == 1_700_000_000)
     }
 
+    @Test("the ASCII email path answers exactly as the Unicode one, on edge cases and on random input")
+    func asciiEmailPath() {
+        var cases = [
+            "Alice@Example.COM", "a@b.c", "a@b", "a@b.", "a@.b", "a@b..c", "a@-b.c", "a@b-.c", "a@b-c.d", "a@1.2", "@b.c", "a@@b.c",
+            "a b@c.d", "a\tb@c.d", "a\u{7F}@c.d", "a\u{1F}@c.d", "a_b+c@d.e", "a@b_c.d", "a@b.c\r\n", "\r\n@b.c", "A@B.C",
+            String(repeating: "a", count: 64) + "@b.c", String(repeating: "a", count: 65) + "@b.c",
+            "a@" + String(repeating: "b", count: 63) + ".c", "a@" + String(repeating: "b", count: 64) + ".c",
+            "a@" + Array(repeating: String(repeating: "b", count: 50), count: 5).joined(separator: ".") + ".cc",
+            String(repeating: "a", count: 60) + "@" + Array(repeating: String(repeating: "b", count: 60), count: 4).joined(separator: "."),
+        ]
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("aZ09-.@ _\t\u{7F}")
+        for _ in 0..<2000 {
+            cases.append(String((0..<Int.random(in: 0...12, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }))
+        }
+        for raw in cases {
+            #expect(EmailAddress.normalizeASCII(raw) == EmailAddress.normalizeUnicode(raw), "\(raw.debugDescription)")
+        }
+    }
+
     @Test("§1.5: emails, phones, ids")
     func primitives() {
         #expect(EmailAddress.normalize("Alice@Example.COM") == "alice@example.com")
@@ -28,6 +48,7 @@ struct DomainRulesTests {
             #expect(EmailAddress.normalize(bad) == nil, "\(bad)")
         }
         #expect(EmailAddress.normalize("josé@exämple.de") == "josé@exämple.de")
+        #expect(EmailAddress.normalize("JOSÉ@Exämple.DE") == "josé@exämple.de")
         #expect(PhoneNumber.isValid("+15551234567"))
         #expect(!PhoneNumber.isValid("+0"))
         #expect(!PhoneNumber.isValid("15551234567"))

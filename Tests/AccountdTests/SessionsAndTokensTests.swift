@@ -57,6 +57,30 @@ struct SessionsAndTokensTests {
             #expect(user["salt"] == nil)
             #expect(user["emailLinkSignin"] == nil)
             #expect((user["providerUserInfo"] as? [[String: Any]])?.first?["providerId"] as? String == "password")
+            // One identifier of a kind (single-value statements) and several (list statements) find
+            // the same records; a user found twice is listed once.
+            let bob = try await api.signUp("bob@example.com")
+            #expect(try await api.admin("update", ["localId": bob.localID, "phoneNumber": "+15551234567"]).status == 200)
+            func found(_ body: [String: any Sendable]) async throws -> [String] {
+                ((try await api.admin("lookup", body)).json["users"] as? [[String: Any]] ?? []).compactMap { $0["localId"] as? String }
+            }
+            for body: [String: any Sendable] in [
+                ["email": ["BOB@example.com"]], ["phoneNumber": ["+15551234567"]], ["localId": [bob.localID]],
+            ] {
+                #expect(try await found(body) == [bob.localID], "\(body)")
+            }
+            let both = try await found([
+                "email": ["alice@example.com", "bob@example.com"], "phoneNumber": ["+15551234567", "+15550000000"],
+                "localId": [alice.localID],
+            ])
+            #expect(both.sorted() == [alice.localID, bob.localID].sorted())
+            let adminView = try #require(
+                (try await api.admin("lookup", ["email": ["alice@example.com"]]).json["users"] as? [[String: Any]])?.first)
+            func canonical(_ record: [String: Any]) throws -> Data {
+                try JSONSerialization.data(withJSONObject: record, options: .sortedKeys)
+            }
+            #expect(try canonical(adminView) == canonical(user), "the admin and the client read one record alike")
+
             let miss = try await api.admin("lookup", ["localId": ["nobody"]])
             #expect(miss.status == 200)
             #expect(miss.json["users"] == nil)

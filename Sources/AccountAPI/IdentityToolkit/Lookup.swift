@@ -1,13 +1,9 @@
 import AccountCore
+import Hummingbird
 
 /// `accounts:lookup` (reference §4.6): a client reads itself by ID token; an admin looks users up
 /// by ids, emails and phone numbers.
 enum LookupRPC {
-    struct Response: Encodable, Sendable {
-        var kind = "identitytoolkit#GetAccountInfoResponse"
-        var users: [UserInfoWire]?
-    }
-
     static func endpoint(_ service: AccountService) -> RPCEndpoint {
         RPCEndpoint { call in
             let body = call.body
@@ -21,10 +17,16 @@ enum LookupRPC {
                 let users = try await service.store.users(
                     localIDs: ids, emails: emails.compactMap(EmailAddress.normalize), phoneNumbers: phones
                 )
-                return try WireEncoding.response(Response(users: users.isEmpty ? nil : users.map(UserInfoWire.init)))
+                return response(users)
             }
-            let user = try await service.lookup(idToken: try body.string("idToken"))
-            return try WireEncoding.response(Response(users: [UserInfoWire(user)]))
+            return response([try await service.lookup(idToken: try body.string("idToken"))])
         }
+    }
+
+    /// The response, written without `JSONEncoder` (lookup is a hot path).
+    static func response(_ users: [UserRecord]) -> Response {
+        var fields: [String: JSONValue] = ["kind": .string("identitytoolkit#GetAccountInfoResponse")]
+        if !users.isEmpty { fields["users"] = .array(users.map { UserInfoWire($0).json }) }
+        return WireEncoding.response(json: .object(fields))
     }
 }

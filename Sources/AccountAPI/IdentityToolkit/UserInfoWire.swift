@@ -49,6 +49,30 @@ package struct UserInfoWire: Encodable, Sendable {
         customAuth = user.customAuth ? true : nil
     }
 
+    /// The record as JSON, absent fields omitted. This is the one definition of its keys: lookup
+    /// writes it directly (no `JSONEncoder` on that hot path) and `encode(to:)` goes through it.
+    package var json: JSONValue {
+        var fields: [String: JSONValue] = [
+            "localId": .string(localId), "emailVerified": .bool(emailVerified), "validSince": .string(validSince),
+            "createdAt": .string(createdAt), "providerUserInfo": .array(providerUserInfo.map(\.json)),
+        ]
+        let optional: [(String, JSONValue?)] = [
+            ("email", email.map(JSONValue.string)), ("emailLinkSignin", emailLinkSignin.map(JSONValue.bool)),
+            ("displayName", displayName.map(JSONValue.string)), ("photoUrl", photoUrl.map(JSONValue.string)),
+            ("phoneNumber", phoneNumber.map(JSONValue.string)), ("disabled", disabled.map(JSONValue.bool)),
+            ("passwordHash", passwordHash.map(JSONValue.string)), ("salt", salt.map(JSONValue.string)),
+            ("passwordUpdatedAt", passwordUpdatedAt.map(JSONValue.int)), ("lastLoginAt", lastLoginAt.map(JSONValue.string)),
+            ("lastRefreshAt", lastRefreshAt.map(JSONValue.string)), ("customAttributes", customAttributes.map(JSONValue.string)),
+            ("initialEmail", initialEmail.map(JSONValue.string)), ("customAuth", customAuth.map(JSONValue.bool)),
+        ]
+        for case let (key, value?) in optional { fields[key] = value }
+        return .object(fields)
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        try json.encode(to: encoder)
+    }
+
     static func milliseconds(_ date: Date) -> Int64 {
         Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
     }
@@ -68,6 +92,21 @@ package struct ProviderUserInfoWire: Encodable, Sendable {
     var displayName: String?
     var photoUrl: String?
     var phoneNumber: String?
+
+    /// The entry as JSON, absent fields omitted.
+    var json: JSONValue {
+        var fields: [String: JSONValue] = ["providerId": .string(providerId), "rawId": .string(rawId)]
+        let optional: [(String, String?)] = [
+            ("federatedId", federatedId), ("email", email), ("displayName", displayName), ("photoUrl", photoUrl),
+            ("phoneNumber", phoneNumber),
+        ]
+        for case let (key, value?) in optional { fields[key] = .string(value) }
+        return .object(fields)
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        try json.encode(to: encoder)
+    }
 
     /// Order: `password`, `phone`, federated links by link time (reference §2.3).
     static func list(for user: UserRecord) -> [ProviderUserInfoWire] {

@@ -5,6 +5,45 @@ public import Foundation
 package enum EmailAddress {
     /// The canonical (lower-case, NFC) address, or `nil` when it is not valid.
     package static func normalize(_ raw: String) -> String? {
+        // Almost every address is ASCII, where NFC is the identity and the checks are byte checks:
+        // the Unicode path costs ~4% of an admin lookup's CPU.
+        if raw.utf8.allSatisfy({ $0 < 0x80 }) { return normalizeASCII(raw) }
+        return normalizeUnicode(raw)
+    }
+
+    /// `normalize` for ASCII input, byte by byte; the same answers as `normalizeUnicode`.
+    package static func normalizeASCII(_ raw: String) -> String? {
+        var bytes = Array(raw.utf8)
+        guard !bytes.isEmpty, bytes.count <= 254 else { return nil }
+        var at: Int?
+        for index in bytes.indices {
+            let byte = bytes[index]
+            // Controls, DEL and the ASCII white space (the space itself is 0x20).
+            guard byte > 0x20, byte != 0x7F else { return nil }
+            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { bytes[index] = byte + 0x20 }
+            if byte == UInt8(ascii: "@") {
+                guard at == nil else { return nil }
+                at = index
+            }
+        }
+        guard let at, (1...64).contains(at) else { return nil }
+        let host = bytes[(at + 1)...]
+        guard host.count <= 253 else { return nil }
+        let labels = host.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard labels.count >= 2 else { return nil }
+        for label in labels {
+            guard (1...63).contains(label.count), label.first != UInt8(ascii: "-"), label.last != UInt8(ascii: "-") else { return nil }
+            for byte in label {
+                let isAlphanumeric =
+                    (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                guard isAlphanumeric || byte == UInt8(ascii: "-") else { return nil }
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `normalize` for any input: NFC, lower case, then the checks on characters.
+    package static func normalizeUnicode(_ raw: String) -> String? {
         let email = raw.precomposedStringWithCanonicalMapping.lowercased()
         guard !email.isEmpty, email.count <= 254,
             !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
