@@ -266,14 +266,27 @@ def median(values):
 
 def primitives(work):
     """The medians of the per-repeat bench-primitives runs (and the runs themselves)."""
-    runs = [json.load(open(os.path.join(work, f"primitives.{r}.json"))) for r in repeats_of(work, "primitives", ".json")]
+    numbers = repeats_of(work, "primitives", ".json")
+    runs = [json.load(open(os.path.join(work, f"primitives.{r}.json"))) for r in numbers]
     if not runs:
         return None
     raw = dict(runs[0])
     for key in ("argon2idHashesPerSecond", "argon2idVerifiesPerSecond", "rs256SignsPerSecond", "rs256VerifiesPerSecond"):
         raw[key] = median(run[key] for run in runs)
     raw["repeats"] = runs
+    raw["stealPercent"] = [steal_percent(os.path.join(work, f"primitives.{r}.cpu")) for r in numbers]
     return raw
+
+
+def steal_percent(path):
+    """The share of CPU time the hypervisor stole between the two /proc/stat lines in PATH."""
+    try:
+        lines = open(path).read().split("\n")
+        first, last = ([int(x) for x in line.split()[1:9]] for line in lines[:2])
+    except (OSError, ValueError):
+        return None
+    total = sum(last) - sum(first)
+    return 100.0 * (last[7] - first[7]) / total if total > 0 else None
 
 
 def report(work):
@@ -296,6 +309,7 @@ def report(work):
             "socketErrors": sum(p["socketErrors"] for p in parsed),
             "repeats": parsed,
             "rssPeakKiB": peaks,
+            "stealPercent": [steal_percent(os.path.join(work, f"{name}.{r}.cpu")) for r in runs],
         }
         if any(p.get("codesExhausted") for p in parsed):
             entry["codesExhausted"] = sum(p.get("codesExhausted", 0) for p in parsed)
@@ -314,7 +328,8 @@ def report(work):
             return None
         parsed = [parse_pgbench(os.path.join(work, f"pg-{name}.{r}.txt")) for r in runs]
         pgbench[name] = {"tps": median(p["tps"] for p in parsed), "repeats": parsed, "mode": "prepared",
-                         "script": f"scripts/bench.d/{name.split('@')[0]}.sql"}
+                         "script": f"scripts/bench.d/{name.split('@')[0]}.sql",
+                         "stealPercent": [steal_percent(os.path.join(work, f"pg-{name}.{r}.cpu")) for r in runs]}
         extended = os.path.join(work, f"pg-{name}.extended.txt")
         if os.path.exists(extended):
             # Diagnostic, one run: -M extended re-parses and re-plans every statement, as the
@@ -485,6 +500,20 @@ def report(work):
             per = " ".join(f"{p / 1024:.0f}" for p in m["peakKiBPerRepeat"])
             result = "n/a (1 repeat)" if m["noGrowth"] is None else ("PASS" if m["noGrowth"] else "FAIL")
             print(f"{name:<34}{per:<30}{fmt(m['growthMiB'], 1):>8}  {result}")
+    steal = [(name, w["stealPercent"], pgbench.get(name, {}).get("stealPercent"))
+             for name, w in workloads.items() if any(x is not None for x in w.get("stealPercent", []))]
+    if steal:
+        print()
+        print("hypervisor steal (% of the machine's CPU time taken by the host during each run; a ratio is only as "
+              "good as the two sides' steal is alike):")
+        for name, service, reference in steal:
+            per = " ".join("—" if x is None else f"{x:.0f}" for x in service)
+            line = f"  {name:<14} service {per:<16}"
+            if reference:
+                line += " reference " + " ".join("—" if x is None else f"{x:.0f}" for x in reference)
+            print(line)
+        if raw and any(x is not None for x in raw.get("stealPercent", [])):
+            print(f"  {'primitives':<14} " + " ".join("—" if x is None else f"{x:.0f}" for x in raw["stealPercent"]))
     if flat:
         print()
         line = (f"lookup flatness {flat['smallUsers']:,} -> {flat['users']:,} users: service "
