@@ -88,43 +88,44 @@ def run_threads(count, target):
         raise errors[0]
 
 
-def seed_signin(url, work, n, sessions):
-    """Sign-in users bench<i>@example.com (argon2id, through signUp), one ID token for verify and
-    `sessions` refresh tokens (one session each, round robin over the users) for refresh."""
+def for_each(url, items, threads, work):
+    """Calls work(connection, item) for every item, from `threads` threads with a connection each."""
     todo = queue.Queue()
-    for i in range(n):
-        todo.put(i)
-    tokens = {}
+    for item in items:
+        todo.put(item)
 
     def worker():
         conn = connection(url)
         while True:
             try:
-                i = todo.get_nowait()
+                item = todo.get_nowait()
             except queue.Empty:
                 return
-            reply = post(conn, "/v1/accounts:signUp?key=bench-key",
-                         {"email": f"bench{i}@example.com", "password": "bench-password"}, CLIENT)
-            if i == 0:
-                tokens["id"] = reply["idToken"]
+            work(conn, item)
 
-    run_threads(4, worker)
+    run_threads(threads, worker)
+
+
+def seed_signin(url, work, n, sessions):
+    """Sign-in users bench<i>@example.com (argon2id, through signUp), one ID token for verify and
+    `sessions` refresh tokens (one session each, round robin over the users) for refresh."""
+    tokens = {}
+
+    def sign_up(conn, i):
+        reply = post(conn, "/v1/accounts:signUp?key=bench-key",
+                     {"email": f"bench{i}@example.com", "password": "bench-password"}, CLIENT)
+        if i == 0:
+            tokens["id"] = reply["idToken"]
+
+    for_each(url, range(n), 4, sign_up)
     refresh = [None] * sessions
-    for i in range(sessions):
-        todo.put(i)
 
-    def signer():
-        conn = connection(url)
-        while True:
-            try:
-                i = todo.get_nowait()
-            except queue.Empty:
-                return
-            reply = post(conn, "/v1/accounts:signInWithPassword?key=bench-key",
-                         {"email": f"bench{i % n}@example.com", "password": "bench-password"}, CLIENT)
-            refresh[i] = reply["refreshToken"]
+    def sign_in(conn, i):
+        reply = post(conn, "/v1/accounts:signInWithPassword?key=bench-key",
+                     {"email": f"bench{i % n}@example.com", "password": "bench-password"}, CLIENT)
+        refresh[i] = reply["refreshToken"]
 
-    run_threads(4, signer)
+    for_each(url, range(sessions), 4, sign_in)
     with open(os.path.join(work, "idtoken.txt"), "w") as out:
         out.write(tokens["id"] + "\n")
     with open(os.path.join(work, "refresh.txt"), "w") as out:
@@ -287,6 +288,11 @@ def steal_percent(path):
         return None
     total = sum(last) - sum(first)
     return 100.0 * (last[7] - first[7]) / total if total > 0 else None
+
+
+def percents(values):
+    """Whole percentages, space-separated; a run without a measurement shows as a dash."""
+    return " ".join("—" if x is None else f"{x:.0f}" for x in values)
 
 
 def report(work):
@@ -507,13 +513,12 @@ def report(work):
         print("hypervisor steal (% of the machine's CPU time taken by the host during each run; a ratio is only as "
               "good as the two sides' steal is alike):")
         for name, service, reference in steal:
-            per = " ".join("—" if x is None else f"{x:.0f}" for x in service)
-            line = f"  {name:<14} service {per:<16}"
+            line = f"  {name:<14} service {percents(service):<16}"
             if reference:
-                line += " reference " + " ".join("—" if x is None else f"{x:.0f}" for x in reference)
+                line += " reference " + percents(reference)
             print(line)
         if raw and any(x is not None for x in raw.get("stealPercent", [])):
-            print(f"  {'primitives':<14} " + " ".join("—" if x is None else f"{x:.0f}" for x in raw["stealPercent"]))
+            print(f"  {'primitives':<14} " + percents(raw["stealPercent"]))
     if flat:
         print()
         line = (f"lookup flatness {flat['smallUsers']:,} -> {flat['users']:,} users: service "
