@@ -64,7 +64,7 @@ package enum TestDatabase {
         _ url: DatabaseURL,
         _ body: @Sendable (PostgresClient) async throws -> T
     ) async throws -> T {
-        let client = PostgresClient(configuration: try url.clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
+        let client = PostgresClient(configuration: try url.clientConfiguration(pool: .onDemand(4)), backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }

@@ -137,7 +137,7 @@ struct Migrate: AsyncParsableCommand {
         let (configuration, logger) = try options.resolve(migrate: true)
         do {
             try await withDatabase(configuration, logger: logger) { url in
-                let client = PostgresClient(configuration: try url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
+                let client = PostgresClient(configuration: try url.clientConfiguration(pool: .onDemand(2)), backgroundLogger: logger)
                 let migrations = try Migration.load(from: URL(fileURLWithPath: configuration.migrationsDirectory))
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { await client.run() }

@@ -18,7 +18,8 @@ func buildApplication(
     logger: Logger,
     clock: any WallClock = SystemClock()
 ) async throws -> some ApplicationProtocol {
-    let postgres = PostgresClient(configuration: try databaseURL.clientConfiguration(), backgroundLogger: logger)
+    let postgres = PostgresClient(
+        configuration: try databaseURL.clientConfiguration(pool: configuration.databasePool), backgroundLogger: logger)
     let migrations = try Migration.load(from: URL(fileURLWithPath: configuration.migrationsDirectory))
     let migrator = Migrator(migrations: migrations, client: postgres, logger: logger)
 

@@ -53,6 +53,9 @@ struct Configuration: Sendable {
         return settings
     }
 
+    /// The connection pool (`ACCOUNTD_DB_MAX_CONNECTIONS`, `ACCOUNTD_DB_MIN_CONNECTIONS`,
+    /// `ACCOUNTD_DB_KEEPALIVE_SECONDS`); see ``DatabasePool``.
+    var databasePool = DatabasePool()
     /// argon2id cost of new password hashes.
     var passwordHashParameters: Argon2idHasher.Parameters = .owasp
     /// Anonymous sign-up (`ACCOUNTD_ALLOW_ANONYMOUS`, default off).
@@ -236,6 +239,9 @@ extension Configuration {
         let recentLogin = number("ACCOUNTD_RECENT_LOGIN_SECONDS", 300, 0...31_536_000)
         let grace = number("ACCOUNTD_REFRESH_REUSE_GRACE_SECONDS", 10, 0...3600)
         let minimumPassword = number("ACCOUNTD_PASSWORD_MIN_LENGTH", 6, 6...4096)
+        let maximumConnections = number("ACCOUNTD_DB_MAX_CONNECTIONS", 20, 1...1000)
+        let minimumConnections = number("ACCOUNTD_DB_MIN_CONNECTIONS", maximumConnections, 0...maximumConnections)
+        let keepAlive = number("ACCOUNTD_DB_KEEPALIVE_SECONDS", 0, 0...86400)
 
         if !problems.isEmpty {
             if !isDemo {
@@ -257,6 +263,9 @@ extension Configuration {
             dataDirectory: input.dataDirectory ?? ".accountd",
             migrateOnStart: input.migrate,
             developmentDefaults: defaults,
+            databasePool: DatabasePool(
+                maximumConnections: Int(maximumConnections), minimumConnections: Int(minimumConnections),
+                keepAliveSeconds: keepAlive == 0 ? nil : keepAlive),
             passwordHashParameters: .init(memoryKiB: Int(argon2Memory), iterations: Int(argon2Iterations)),
             allowAnonymous: flag("ACCOUNTD_ALLOW_ANONYMOUS"),
             emailEnumerationProtection: flag("ACCOUNTD_EMAIL_ENUMERATION_PROTECTION"),

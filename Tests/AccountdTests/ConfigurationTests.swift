@@ -1,6 +1,7 @@
 import AccountCore
 import AccountPostgres
 import Logging
+import PostgresNIO
 import Testing
 
 @testable import accountd
@@ -83,6 +84,37 @@ struct ConfigurationTests {
         #expect(stricter.projectSettings.passwordPolicy.minimumLength == 12)
         #expect(throws: ConfigurationError.self) {
             try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_PASSWORD_MIN_LENGTH": "4"]))
+        }
+    }
+
+    @Test("the connection pool is warm by default; its size, minimum and keep-alive are configurable")
+    func databasePool() throws {
+        let defaults = try Configuration(ConfigurationInput().merged(withEnvironment: [:])).databasePool
+        #expect(defaults == DatabasePool(maximumConnections: 20, minimumConnections: 20, keepAliveSeconds: nil))
+        let client = try DatabaseURL("postgres://u@db/x").clientConfiguration(pool: defaults)
+        #expect(client.options.minimumConnections == 20 && client.options.maximumConnections == 20)
+        #expect(client.options.keepAliveBehavior == nil)
+
+        let tuned = try Configuration(
+            ConfigurationInput().merged(withEnvironment: [
+                "ACCOUNTD_DB_MAX_CONNECTIONS": "8", "ACCOUNTD_DB_MIN_CONNECTIONS": "2", "ACCOUNTD_DB_KEEPALIVE_SECONDS": "45",
+            ])
+        ).databasePool
+        #expect(tuned == DatabasePool(maximumConnections: 8, minimumConnections: 2, keepAliveSeconds: 45))
+        let pinged = try DatabaseURL("postgres://u@db/x").clientConfiguration(pool: tuned)
+        #expect(pinged.options.keepAliveBehavior?.frequency == .seconds(45))
+        // Only a maximum: the minimum follows it.
+        let small = try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_DB_MAX_CONNECTIONS": "5"]))
+        #expect(small.databasePool.minimumConnections == 5)
+
+        #expect {
+            try Configuration(
+                ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_DB_MAX_CONNECTIONS": "4", "ACCOUNTD_DB_MIN_CONNECTIONS": "9"]))
+        } throws: { error in
+            (error as? ConfigurationError)?.description.contains("ACCOUNTD_DB_MIN_CONNECTIONS must be a whole number from 0 to 4") == true
+        }
+        #expect(throws: ConfigurationError.self) {
+            try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_DB_MAX_CONNECTIONS": "0"]))
         }
     }
 }

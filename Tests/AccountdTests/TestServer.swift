@@ -27,6 +27,8 @@ func testConfiguration(port: Int = 0) -> Configuration {
         dataDirectory: ".accountd-test",
         migrateOnStart: false,
         developmentDefaults: [],
+        // The suite runs dozens of servers against one cluster: open connections on demand.
+        databasePool: .onDemand(20),
         // Cheap hashes keep the suite fast; the defaults are tested in AccountCryptoTests.
         passwordHashParameters: .init(memoryKiB: 1024, iterations: 1),
         deliversEmail: false,
