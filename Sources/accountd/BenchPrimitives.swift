@@ -46,24 +46,8 @@ struct BenchPrimitives: AsyncParsableCommand {
         print(String(decoding: data, as: UTF8.self))
     }
 
-    /// Operations per second of `body` run by `workers` concurrent loops for `seconds`.
+    /// Operations per second of `body` run by `workers` concurrent loops for `seconds`, to 0.1.
     private func rate(seconds: Double, workers: Int, _ body: @escaping @Sendable () async throws -> Void) async throws -> Double {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        let start = ContinuousClock.now
-        let count = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<workers {
-                group.addTask {
-                    var done = 0
-                    while ContinuousClock.now < deadline {
-                        try await body()
-                        done += 1
-                    }
-                    return done
-                }
-            }
-            return try await group.reduce(0, +)
-        }
-        let elapsed = ContinuousClock.now - start
-        return (Double(count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * 10).rounded() / 10
+        (try await BenchSQL.measure(seconds: seconds, workers: workers, body).perSecond * 10).rounded() / 10
     }
 }

@@ -343,8 +343,24 @@ def report(work):
             pgbench[name]["extendedTps"] = parse_pgbench(extended)["tps"]
         return pgbench[name]
 
+    def driver_reference(name):
+        # accountd bench-sql: the lookup's statement through the service's store and PostgresNIO
+        # pool, no HTTP (the driver's share of a lookup, between pgbench's and the service's).
+        runs = repeats_of(work, f"driver-{name}", ".json")
+        if not runs:
+            return None
+        parsed = [json.load(open(os.path.join(work, f"driver-{name}.{r}.json"))) for r in runs]
+        drivers[name] = {"queriesPerSecond": median(p["queriesPerSecond"] for p in parsed),
+                         "clientCPUMicrosecondsPerQuery": median(p["clientCPUMicrosecondsPerQuery"] for p in parsed),
+                         "repeats": parsed,
+                         "stealPercent": [steal_percent(os.path.join(work, f"driver-{name}.{r}.cpu")) for r in runs]}
+        return drivers[name]
+
     for name in ["trivial", "verify", "signin", "refresh", "lookup@small", "lookup", "lookup-half", "emaillink"]:
         wrk_workload(name)
+    drivers = {}
+    for name in ["lookup@small", "lookup"]:
+        driver_reference(name)
     for name in ["signin", "refresh", "lookup@small", "lookup", "emaillink"]:
         pg_reference(name)
     raw = primitives(work)
@@ -398,6 +414,12 @@ def report(work):
                                                pgbench[size]["tps"], 0.7)
             rows.append(("", "p50 ms", w[size]["p50ms"], "", None, None, "", None))
             rows.append(("", "p99 ms", w[size]["p99ms"], "", None, None, "", None))
+            if size in drivers:
+                d = drivers[size]["queriesPerSecond"]
+                rows.append(("  same SELECT via PostgresNIO", "queries/s, no HTTP", d, "pgbench lookup.sql tps",
+                             pgbench[size]["tps"], d / pgbench[size]["tps"], "", None))
+                ratios[f"{key} PostgresNIO alone / pgbench"] = d / pgbench[size]["tps"]
+                ratios[f"{key} / PostgresNIO alone"] = w[size]["reqPerSec"] / d
     if "lookup-half" in w and "lookup" in w:
         half = w["lookup-half"]
         share = half["reqPerSec"] / w["lookup"]["reqPerSec"]
@@ -517,6 +539,8 @@ def report(work):
             if reference:
                 line += " reference " + percents(reference)
             print(line)
+        for name, d in drivers.items():
+            print(f"  {name + ' driver':<14} " + percents(d["stealPercent"]))
         if raw and any(x is not None for x in raw.get("stealPercent", [])):
             print(f"  {'primitives':<14} " + percents(raw["stealPercent"]))
     if flat:
@@ -544,12 +568,16 @@ def report(work):
             print("  diagnostic, the same scripts with -M extended (parsed and planned per call, like the service's "
                   "unnamed statements; 1 run): " + ", ".join(
                       f"{k} {v['extendedTps']:,.0f} tps" for k, v in pgbench.items() if "extendedTps" in v))
+    if drivers:
+        print("PostgresNIO alone (accountd bench-sql, the lookup's statement through the service's store and pool, no "
+              "HTTP): " + ", ".join(f"{k} {v['queriesPerSecond']:,.0f} queries/s at {v['clientCPUMicrosecondsPerQuery']:,.0f} "
+                                   f"µs client CPU each" for k, v in drivers.items()))
     for problem in problems:
         print(f"ERROR: {problem}", file=sys.stderr)
 
     failed = [r for r in rows if r[7] is False]
     results = {
-        "meta": meta, "raw": raw, "workloads": workloads, "pgbench": pgbench, "import": seeding, "copy": copy,
+        "meta": meta, "raw": raw, "workloads": workloads, "pgbench": pgbench, "postgresNIO": drivers, "import": seeding, "copy": copy,
         "ratios": ratios, "combinedBounds": bounds, "memory": memory, "lookupFlatness": flat,
         "checks": [{"workload": r[0], "figure": r[1], "measured": r[2], "reference": r[3], "referenceValue": r[4],
                     "ratio": r[5], "target": r[6], "pass": r[7]} for r in rows],
