@@ -1,6 +1,8 @@
-import AccountAPI
+import AccountCore
 import Foundation
 import Testing
+
+@testable import AccountAPI
 
 @Suite("URL forms of reference §1.1")
 struct APIPathTests {
@@ -64,6 +66,24 @@ struct RPCBodyTests {
         #expect(throws: APIError.self) { try RPCBody(json: Data("{".utf8)) }
         #expect(throws: APIError.self) { try RPCBody(json: Data("[1]".utf8)) }
         #expect(try RPCBody(json: Data()).fields.isEmpty)
+    }
+
+    @Test("a field is found under its camelCase or snake_case name; null counts as absent")
+    func fieldNames() throws {
+        #expect(RPCBody.snakeCase("returnSecureToken") == "return_secure_token")
+        #expect(RPCBody.snakeCase("idToken") == "id_token")
+        #expect(RPCBody.snakeCase("email") == "email")
+        #expect(RPCBody.snakeCase("") == "")
+        #expect(RPCBody.snakeCase("oobCode") == "oob_code")
+        let body = RPCBody(fields: [
+            "return_secure_token": .bool(true), "localId": .string("u1"), "local_id": .string("ignored"), "email": .null,
+            "display_name": .string("Ann"),
+        ])
+        #expect(try body.bool("returnSecureToken") == true)
+        #expect(try body.string("localId") == "u1", "the camelCase spelling wins")
+        #expect(try body.string("displayName") == "Ann")
+        #expect(try body.string("email") == nil)
+        #expect(!body.has("email") && !body.has("phoneNumber"))
     }
 
     @Test("form bodies decode percent escapes and plus signs")

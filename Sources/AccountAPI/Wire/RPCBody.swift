@@ -48,7 +48,11 @@ package struct RPCBody: Sendable {
 
     /// The value under `name` or its snake_case spelling; JSON `null` counts as absent.
     package func value(_ name: String) -> JSONValue? {
-        let found = fields[name] ?? fields[Self.snakeCase(name)]
+        var found = fields[name]
+        if found == nil {
+            let snake = Self.snakeCase(name)
+            if snake != name { found = fields[snake] }
+        }
         if case .null = found { return nil }
         return found
     }
@@ -132,17 +136,21 @@ package struct RPCBody: Sendable {
         }
     }
 
-    /// `camelCase` → `camel_case`.
+    /// `camelCase` → `camel_case`. Field names are the ASCII names of Google's API, so this works
+    /// on bytes (it runs for every absent field of every user in a 1,000-user import).
     static func snakeCase(_ name: String) -> String {
-        var result = ""
-        for character in name {
-            if character.isUppercase {
-                result.append("_")
-                result.append(contentsOf: character.lowercased())
+        let isUpper = { (byte: UInt8) in byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") }
+        guard name.utf8.contains(where: isUpper) else { return name }
+        var snake: [UInt8] = []
+        snake.reserveCapacity(name.utf8.count + 4)
+        for byte in name.utf8 {
+            if isUpper(byte) {
+                snake.append(UInt8(ascii: "_"))
+                snake.append(byte + 0x20)
             } else {
-                result.append(character)
+                snake.append(byte)
             }
         }
-        return result
+        return String(decoding: snake, as: UTF8.self)
     }
 }

@@ -123,17 +123,32 @@ package struct PasswordPolicy: Sendable, Equatable {
 
 /// base64url without padding.
 package enum Base64URL {
-    /// Encodes bytes.
+    /// Encodes bytes, without padding. Byte by byte after Foundation's encoder: the import and every
+    /// token pass through here, and `String.replacingOccurrences` cost a fifth of an import's CPU.
     package static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        var encoded = Array(Data(bytes).base64EncodedData())
+        while encoded.last == UInt8(ascii: "=") { encoded.removeLast() }
+        for index in encoded.indices {
+            switch encoded[index] {
+            case UInt8(ascii: "+"): encoded[index] = UInt8(ascii: "-")
+            case UInt8(ascii: "/"): encoded[index] = UInt8(ascii: "_")
+            default: break
+            }
+        }
+        return String(decoding: encoded, as: UTF8.self)
     }
 
     /// Decodes base64url or standard base64, padded or not.
     package static func decode(_ text: String) -> [UInt8]? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64.append("=") }
-        return Data(base64Encoded: base64).map(Array.init)
+        var base64 = Array(text.utf8)
+        for index in base64.indices {
+            switch base64[index] {
+            case UInt8(ascii: "-"): base64[index] = UInt8(ascii: "+")
+            case UInt8(ascii: "_"): base64[index] = UInt8(ascii: "/")
+            default: break
+            }
+        }
+        while base64.count % 4 != 0 { base64.append(UInt8(ascii: "=")) }
+        return Data(base64Encoded: Data(base64)).map(Array.init)
     }
 }
