@@ -4,9 +4,11 @@ public import Logging
 public import PostgresNIO
 
 /// The accounts and sessions port over PostgreSQL. Every write is one transaction that locks the
-/// user row first (so writers serialise per user and never deadlock on lock order), then the
-/// session rows; revocations are announced with `pg_notify` in the same transaction so every
-/// replica's cache drops them when they commit.
+/// user row first where it knows the user (so writers serialise per user), then the session rows;
+/// revocations are announced with `pg_notify` in the same transaction so every replica's cache
+/// drops them when they commit. A transaction that finds its user through another row (email-link
+/// completion locks the code first) can deadlock with one that holds the user (deletion);
+/// PostgreSQL aborts one of them, and ``translating(_:)`` runs that one again.
 package struct PostgresAccountStore: AccountStore {
     let client: PostgresClient
     let logger: Logger
@@ -215,20 +217,48 @@ package struct PostgresAccountStore: AccountStore {
 
     /// Runs `body`, translating database errors once, here: unique violations to the domain's
     /// errors, lock and connection trouble to `unavailable` (503, retried by clients).
+    ///
+    /// Every body is one transaction or one statement, so a deadlock or serialization failure has
+    /// rolled all of it back: the body runs again, at most ``conflictAttempts`` times in all, and
+    /// the retry sees what the winning transaction committed (a deleted user, a spent code).
     func translating<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as PostgresTransactionError {
-            throw Self.translate(error.closureError ?? error.commitError ?? error.beginError ?? error)
-        } catch {
-            throw Self.translate(error)
+        var attempt = 1
+        while true {
+            do {
+                return try await body()
+            } catch {
+                let cause = Self.cause(of: error)
+                if attempt < Self.conflictAttempts, let state = Self.conflictState(cause) {
+                    logger.notice("transaction retried after a conflict", metadata: ["sqlstate": "\(state)", "attempt": "\(attempt)"])
+                    attempt += 1
+                    continue
+                }
+                throw Self.translate(cause)
+            }
         }
+    }
+
+    /// How many times a body runs when PostgreSQL keeps choosing it as a deadlock's victim.
+    static let conflictAttempts = 3
+
+    /// The error a transaction's closure, COMMIT or BEGIN failed with.
+    static func cause(of error: any Error) -> any Error {
+        guard let transaction = error as? PostgresTransactionError else { return error }
+        return transaction.closureError ?? transaction.commitError ?? transaction.beginError ?? transaction
+    }
+
+    /// `40P01` (deadlock) or `40001` (serialization failure), the two states PostgreSQL's manual
+    /// says to answer by running the transaction again; nil for anything else.
+    static func conflictState(_ error: any Error) -> String? {
+        guard let state = (error as? PSQLError)?.serverInfo?[.sqlState], state == "40P01" || state == "40001" else { return nil }
+        return state
     }
 
     static func translate(_ error: any Error) -> any Error {
         if error is AccountError { return error }
-        if let transaction = error as? PostgresTransactionError {
-            return translate(transaction.closureError ?? transaction.commitError ?? transaction.beginError ?? transaction)
+        if error is PostgresTransactionError {
+            let inner = cause(of: error)
+            return inner is PostgresTransactionError ? inner : translate(inner)
         }
         guard let psql = error as? PSQLError else { return error }
         guard let state = psql.serverInfo?[.sqlState] else {

@@ -1,0 +1,98 @@
+import AccountCore
+import AccountTesting
+import Foundation
+import PostgresNIO
+import Synchronization
+import Testing
+
+@testable import AccountPostgres
+
+@Suite("Transactions that lose a deadlock run again")
+struct ConflictRetryTests {
+    @Test("two transactions locking two rows in opposite orders: the victim runs again, both commit exactly once")
+    func deadlockVictimRetried() async throws {
+        let url = try await TestDatabase.createMigrated()
+        try await TestDatabase.execute("CREATE TABLE deadlock_probe (id int PRIMARY KEY, n int NOT NULL)", on: url)
+        try await TestDatabase.execute("INSERT INTO deadlock_probe VALUES (1, 0), (2, 0)", on: url)
+        try await TestDatabase.withClient(url) { client in
+            let store = PostgresAccountStore(client: client, logger: TestDatabase.logger)
+            let holding = Counter()  // transactions holding their first row, first attempts only
+            let runs = Counter()
+
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await Self.bump(1, then: 2, store: store, client: client, holding: holding, runs: runs) }
+                group.addTask { try await Self.bump(2, then: 1, store: store, client: client, holding: holding, runs: runs) }
+                try await group.waitForAll()
+            }
+
+            #expect(runs.value == 3, "one transaction deadlocked and ran a second time")
+            var counts: [Int] = []
+            for try await count in try await client.query("SELECT n FROM deadlock_probe ORDER BY id").decode(Int.self) {
+                counts.append(count)
+            }
+            #expect(counts == [2, 2], "each transaction's two updates committed exactly once")
+        }
+    }
+
+    /// A count shared by concurrent tasks.
+    final class Counter: Sendable {
+        private let count = Mutex(0)
+        @discardableResult func increment() -> Int {
+            count.withLock {
+                $0 += 1; return $0
+            }
+        }
+        var value: Int { count.withLock { $0 } }
+        func reset() { count.withLock { $0 = 0 } }
+    }
+
+    /// Adds 1 to row `first`, waits until the other transaction holds its own first row, then adds
+    /// 1 to row `second`: on the first attempt of two opposite calls, a deadlock by construction.
+    static func bump(
+        _ first: Int, then second: Int, store: PostgresAccountStore, client: PostgresClient, holding: Counter, runs: Counter
+    ) async throws {
+        let attempts = Counter()
+        try await store.translating {
+            let attempt = attempts.increment()
+            runs.increment()
+            try await client.withTransaction(logger: TestDatabase.logger) { connection in
+                try await connection.query("UPDATE deadlock_probe SET n = n + 1 WHERE id = \(first)", logger: TestDatabase.logger)
+                if attempt == 1 {
+                    holding.increment()
+                    let deadline = ContinuousClock.now + .seconds(10)
+                    while holding.value < 2, ContinuousClock.now < deadline {
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                }
+                try await connection.query("UPDATE deadlock_probe SET n = n + 1 WHERE id = \(second)", logger: TestDatabase.logger)
+            }
+        }
+    }
+
+    @Test("a conflict that keeps coming is 503 busy after the last attempt; other errors are not retried")
+    func boundedAndSelective() async throws {
+        let url = try await TestDatabase.createMigrated()
+        try await TestDatabase.withClient(url) { client in
+            let store = PostgresAccountStore(client: client, logger: TestDatabase.logger)
+            let runs = Counter()
+            await #expect(throws: AccountError(.unavailable, "The account is busy, retry shortly.")) {
+                try await store.translating {
+                    runs.increment()
+                    try await client.query(
+                        "DO $$ BEGIN RAISE EXCEPTION 'forced' USING ERRCODE = 'serialization_failure'; END $$", logger: TestDatabase.logger)
+                }
+            }
+            #expect(runs.value == PostgresAccountStore.conflictAttempts)
+
+            runs.reset()
+            await #expect(throws: AccountError(.unavailable, "The account is busy, retry shortly.")) {
+                try await store.translating {
+                    runs.increment()
+                    try await client.query(
+                        "DO $$ BEGIN RAISE EXCEPTION 'forced' USING ERRCODE = 'lock_not_available'; END $$", logger: TestDatabase.logger)
+                }
+            }
+            #expect(runs.value == 1, "a lock timeout answers busy at once")
+        }
+    }
+}
