@@ -9,17 +9,13 @@
 -- after seeding) with COPY into empty tables shaped like the real ones: same columns, defaults,
 -- CHECK constraints and indexes (LIKE … INCLUDING ALL) and the same foreign key. They are logged
 -- tables in the same cluster, so COPY pays the same WAL and commit as the service. scripts/bench
--- times, per repeat: TRUNCATE (untimed), then one transaction of
+-- times, per repeat: fresh tables from import-copy.tables.sql (untimed), then one transaction of
 --   \copy bench_copy.users FROM '<users rows>'
 --   \copy bench_copy.password_credentials FROM '<credential rows>'
 -- (The service also writes one audit_events row per imported user; the reference does not.)
 DROP SCHEMA IF EXISTS bench_copy CASCADE;
 CREATE SCHEMA bench_copy;
-CREATE TABLE bench_copy.users (LIKE public.users INCLUDING ALL);
-CREATE TABLE bench_copy.password_credentials (
-    LIKE public.password_credentials INCLUDING ALL,
-    FOREIGN KEY (tenant_id, local_id) REFERENCES bench_copy.users (tenant_id, local_id) ON DELETE CASCADE
-);
+\ir import-copy.tables.sql
 -- The rows, in import order (run with psql -v users_file=… -v credentials_file=…, paths without spaces).
 COPY (SELECT * FROM public.users WHERE tenant_id = '' AND email LIKE '%@bench.example' ORDER BY local_id) TO STDOUT \g :users_file
 COPY (SELECT p.* FROM public.password_credentials p JOIN public.users u USING (tenant_id, local_id)
