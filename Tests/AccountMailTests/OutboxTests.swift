@@ -190,6 +190,36 @@ struct OutboxTests {
         }
     }
 
+    @Test("a permanent refusal (SMTP 5xx to the recipient or content) fails at once; a 4xx and a refused sender are retried")
+    func permanentFailure() async throws {
+        #expect(SMTPError.rejected(step: "RCPT TO", code: 550, text: "no such user").isPermanent)
+        #expect(SMTPError.rejected(step: "end of data", code: 554, text: "spam").isPermanent)
+        #expect(!SMTPError.rejected(step: "RCPT TO", code: 451, text: "try later").isPermanent)
+        #expect(!SMTPError.rejected(step: "MAIL FROM", code: 550, text: "sender not allowed").isPermanent)
+        #expect(!SMTPError.authenticationFailed(code: 535, text: "bad credentials").isPermanent)
+        #expect(!SMTPError.connectFailed("refused").isPermanent)
+
+        let url = try await TestDatabase.createMigrated()
+        try await TestDatabase.withClient(url) { client in
+            try await Self.enqueue(Self.message(to: "gone@example.com"), client)
+            try await Self.enqueue(Self.message(to: "busy@example.com"), client)
+            let transport = RefusingTransport(refusals: [
+                "gone@example.com": .rejected(step: "RCPT TO", code: 550, text: "5.1.1 no such user"),
+                "busy@example.com": .rejected(step: "RCPT TO", code: 451, text: "4.3.0 try again later"),
+            ])
+            let worker = OutboxWorker(client: client, transport: transport, logger: Self.logger, maxAttempts: 5)
+            #expect(try await worker.drainOnce() == 0)
+            let rows = try await Self.rows(client)
+            #expect(rows.map(\.status) == ["failed", "pending"])
+            #expect(rows.map(\.attempts) == [1, 1])
+            #expect(rows[0].lastError == "SMTP: RCPT TO rejected: 550 5.1.1 no such user")
+            #expect(rows[0].bodyText == nil && rows[0].bodyHTML == nil, "a failed row is erased")
+            try await Self.makeDue(client)
+            #expect(try await worker.drainOnce() == 0)
+            #expect(try await Self.rows(client).map(\.attempts) == [1, 2], "only the 4xx is tried again")
+        }
+    }
+
     @Test("the backoff doubles, is capped, and is jittered within [d/2, d]")
     func backoffSchedule() throws {
         let worker = OutboxWorker(

@@ -1,3 +1,5 @@
+package import AccountCore
+
 /// Why ``SMTPTransport`` could not hand a message to the relay. Descriptions are short and never
 /// carry credentials or the message body, so the outbox can store them as `last_error`.
 package enum SMTPError: Error, Equatable, CustomStringConvertible {
@@ -39,5 +41,16 @@ package enum SMTPError: Error, Equatable, CustomStringConvertible {
         case .smtpUTF8Unsupported: "SMTP: a non-ASCII address needs SMTPUTF8, which the relay does not offer"
         case .malformedReply(let detail): "SMTP: malformed reply: \(detail)"
         }
+    }
+}
+
+extension SMTPError: DeliveryFailure {
+    /// A 5xx reply to this message's recipient or content (RFC 5321 §4.2.1: "permanent negative
+    /// completion", e.g. 550 no such mailbox, 554 rejected as spam): sending it again cannot help.
+    /// Connection, TLS, credential and sender-policy failures stay retryable: they are about the
+    /// relay or its configuration, and the queue should drain once they are fixed.
+    package var isPermanent: Bool {
+        guard case .rejected(let step, let code, _) = self else { return false }
+        return (500...599).contains(code) && ["RCPT TO", "DATA", "end of data"].contains(step)
     }
 }

@@ -142,12 +142,16 @@ package struct OutboxWorker: Service {
                 // Cancelled mid-send: roll back, so the attempt is not counted and the row stays due.
                 if Task.isCancelled { throw error }
                 let reason = Self.summary(of: error, link: message.link)
-                let final = attempt >= maxAttempts
+                let permanent = (error as? any DeliveryFailure)?.isPermanent == true
+                let final = permanent || attempt >= maxAttempts
                 try await record(failure: reason, id: claimed.id, attempt: attempt, final: final, on: connection)
                 if final {
                     logger.error(
                         "email outbox: giving up",
-                        metadata: ["kind": "\(message.kind.rawValue)", "attempts": "\(attempt)", "error": "\(reason)"])
+                        metadata: [
+                            "kind": "\(message.kind.rawValue)", "attempts": "\(attempt)", "error": "\(reason)",
+                            "permanent": "\(permanent)",
+                        ])
                 } else {
                     logger.warning(
                         "email outbox: send failed; will retry",

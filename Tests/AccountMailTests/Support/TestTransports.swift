@@ -1,4 +1,5 @@
 import AccountCore
+import AccountMail
 import Synchronization
 
 /// Records what it is asked to send; fails the first `failures` sends ("relay down"), and can
@@ -31,4 +32,17 @@ final class TestTransport: MailTransport {
     var attempts: Int { state.withLock { $0.attempts } }
     /// The messages it accepted, in order.
     var delivered: [EmailMessage] { state.withLock { $0.delivered } }
+}
+
+/// Refuses the listed recipients with the given SMTP errors; accepts everyone else.
+final class RefusingTransport: MailTransport {
+    let refusals: [String: SMTPError]
+
+    init(refusals: [String: SMTPError]) {
+        self.refusals = refusals
+    }
+
+    func send(_ message: EmailMessage) async throws {
+        if let refusal = refusals[message.to] { throw refusal }
+    }
 }
