@@ -73,6 +73,26 @@ struct DomainRulesTests {
         }
     }
 
+    @Test("a session id is 16 random bytes in base64url and never starts with \"-\" (accountctl would read an option)")
+    func sessionIDs() throws {
+        struct Constant: RandomSource {
+            let byte: UInt8
+            func bytes(_ count: Int) -> [UInt8] { Array(repeating: byte, count: count) }
+        }
+        for byte in [UInt8(0xF8), 0xF9, 0xFA, 0xFB, 0x00, 0xFF] {
+            let session = NewSession(
+                random: Constant(byte: byte), keyID: "k", provider: "password", method: "password", userAgent: nil, ipAddress: nil)
+            #expect(!session.sessionID.hasPrefix("-"), "\(byte)")
+            #expect(try #require(Base64URL.decode(session.sessionID)).count == 16)
+        }
+        for _ in 0..<2000 {
+            let session = NewSession(
+                random: SystemRandom(), keyID: "k", provider: "password", method: "password", userAgent: nil, ipAddress: nil)
+            #expect(!session.sessionID.hasPrefix("-"))
+            #expect(session.sessionID.count == 22)
+        }
+    }
+
     @Test("§1.5: emails, phones, ids")
     func primitives() {
         #expect(EmailAddress.normalize("Alice@Example.COM") == "alice@example.com")

@@ -86,7 +86,11 @@ package struct NewSession: Sendable {
     package init(
         random: any RandomSource, keyID: String, provider: String, method: String, userAgent: String?, ipAddress: String?
     ) {
-        self.sessionID = Base64URL.encode(random.bytes(16))
+        var id = random.bytes(16)
+        // Never a leading "-": accountctl would read the id as an option (`sessions revoke -…`).
+        // 0xF8–0xFB encode to "-"; clearing the top bit makes them "e". Still 16 bytes.
+        if id[0] >> 2 == 62 { id[0] &= 0x7F }
+        self.sessionID = Base64URL.encode(id)
         self.salt = random.bytes(16)
         self.keyID = keyID
         self.signInProvider = provider
