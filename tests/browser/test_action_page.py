@@ -106,6 +106,14 @@ def heading(driver):
     return WebDriverWait(driver, 10).until(EC.presence_of_element_located((By.TAG_NAME, "h1"))).text
 
 
+def submit(driver):
+    """Submits the page's form and waits until the response has replaced the page: reading the
+    heading right after the click could find the old page's, gone stale by the time it is read."""
+    old = driver.find_element(By.TAG_NAME, "h1")
+    driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    WebDriverWait(driver, 10).until(EC.staleness_of(old))
+
+
 def test_reset_password_through_the_form(browser):
     email = unique("reset")
     sign_up(email)
@@ -121,13 +129,13 @@ def test_reset_password_through_the_form(browser):
 
     field.send_keys("short")
     browser.execute_script("document.querySelector('form').noValidate = true")  # exercise the server-side policy
-    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    submit(browser)
     assert heading(browser) == "Reset your password"
     assert "too short" in browser.find_element(By.CSS_SELECTOR, "[role=alert]").text
     shot(browser, "02-reset-weak-password")
 
     browser.find_element(By.ID, "new-password").send_keys("a-brand-new-password")
-    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    submit(browser)
     assert heading(browser) == "Your password has been changed"
     assert browser.find_element(By.LINK_TEXT, "Continue").get_attribute("href") == "http://localhost/after-reset"
     assert code not in browser.page_source
