@@ -35,13 +35,12 @@ struct BenchSQL: AsyncParsableCommand {
         let result = try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
+            let lookup: @Sendable () async throws -> Void = {
+                _ = try await store.users(localIDs: [], emails: ["\(prefix)\(Int.random(in: 0..<users))@\(domain)"], phoneNumbers: [])
+            }
             // Warm-up: every worker's connection open and every statement prepared.
-            _ = try await Self.measure(seconds: min(2, seconds), workers: workers) {
-                _ = try await store.users(localIDs: [], emails: ["\(prefix)\(Int.random(in: 0..<users))@\(domain)"], phoneNumbers: [])
-            }
-            return try await Self.measure(seconds: seconds, workers: workers) {
-                _ = try await store.users(localIDs: [], emails: ["\(prefix)\(Int.random(in: 0..<users))@\(domain)"], phoneNumbers: [])
-            }
+            _ = try await Self.measure(seconds: min(2, seconds), workers: workers, lookup)
+            return try await Self.measure(seconds: seconds, workers: workers, lookup)
         }
         let output: [String: Any] = [
             "workers": workers, "minimumConnections": pool.minimumConnections, "maximumConnections": pool.maximumConnections,
