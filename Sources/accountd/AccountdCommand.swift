@@ -1,3 +1,4 @@
+import AccountAPI
 import AccountPostgres
 import ArgumentParser
 import Foundation
@@ -65,7 +66,7 @@ struct ServerOptions: ParsableArguments {
         }
         let level = configuration.logLevel
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = LineLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }
