@@ -75,6 +75,17 @@ struct JSONValueParsingTests {
         let foundation = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         #expect(foundation["a"] as? String == "q\"uo/te\\ é\n\u{1}")
         #expect((foundation["nested"] as? [String: Any])?["a"] as? Int == 2)
+        // Integers are written digit by digit: the edges and a spread of magnitudes against String(_:).
+        var generator = SystemRandomNumberGenerator()
+        var integers: [Int64] = [0, 1, -1, 9, 10, -10, 99, 100, .max, .min, .max - 1, .min + 1]
+        for _ in 0..<500 {
+            integers.append(Int64.random(in: .min ... .max, using: &generator) >> Int64.random(in: 0...63, using: &generator))
+        }
+        for number in integers {
+            #expect(JSONValue.int(number).serialized() == String(number))
+            #expect(JSONValue.array([.int(number), .int(-7)]).serialized() == "[\(number),-7]")
+        }
+        #expect(JSONValue.double(-4096).serialized() == "-4096")
     }
 
     @Test("Agrees with JSONSerialization on generated documents")

@@ -60,7 +60,7 @@ extension JSONValue {
         switch self {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
-        case .int(let number): output.append(contentsOf: String(number).utf8)
+        case .int(let number): Self.write(number, into: &output)
         case .double(let number): Self.write(number, into: &output)
         case .string(let text): Self.write(text, into: &output)
         case .array(let items):
@@ -72,14 +72,27 @@ extension JSONValue {
             output.append(UInt8(ascii: "]"))
         case .object(let fields):
             output.append(UInt8(ascii: "{"))
-            for (position, key) in fields.keys.sorted().enumerated() {
+            // Entries sorted once, not keys sorted and then looked up again.
+            for (position, field) in fields.sorted(by: { $0.key < $1.key }).enumerated() {
                 if position > 0 { output.append(UInt8(ascii: ",")) }
-                Self.write(key, into: &output)
+                Self.write(field.key, into: &output)
                 output.append(UInt8(ascii: ":"))
-                fields[key].unsafelyUnwrapped.write(into: &output)
+                field.value.write(into: &output)
             }
             output.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// Decimal digits straight into the output, without an intermediate String.
+    private static func write(_ number: Int64, into output: inout [UInt8]) {
+        if number < 0 { output.append(UInt8(ascii: "-")) }
+        var magnitude = number.magnitude
+        let start = output.count
+        repeat {
+            output.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        output[start...].reverse()
     }
 
     private static func write(_ number: Double, into output: inout [UInt8]) {
@@ -88,7 +101,7 @@ extension JSONValue {
             return
         }
         if number.rounded() == number, abs(number) < 1e15 {
-            output.append(contentsOf: String(Int64(number)).utf8)
+            write(Int64(number), into: &output)
         } else {
             output.append(contentsOf: number.description.utf8)
         }
@@ -238,14 +251,20 @@ private struct JSONParser {
     private mutating func parseString() throws(JSONValue.SyntaxError) -> String {
         index += 1
         let start = index
-        // Fast path: no escapes. Control characters are refused; UTF-8 is validated below.
+        // Fast path: no escapes. Control characters are refused; UTF-8 is validated below, unless
+        // every byte was ASCII (the usual case, and a generic validation costs more than the scan).
+        var highBits: UInt8 = 0
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let text = try makeString(UnsafeRawBufferPointer(rebasing: bytes[start..<index]), at: start)
+                let run = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+                let text =
+                    highBits < 0x80
+                    ? run.withMemoryRebound(to: UInt8.self) { String(decoding: $0, as: UTF8.self) } : try makeString(run, at: start)
                 index += 1
                 return text
             }
+            highBits |= byte
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw error("control character in a string") }
             index += 1

@@ -31,22 +31,37 @@ enum Base64URLStrict {
 
     /// Decodes canonical unpadded base64url given as its UTF-8 bytes; nil for anything else.
     static func decode(utf8 characters: some Collection<UInt8>) -> [UInt8]? {
+        if let decoded = characters.withContiguousStorageIfAvailable({ decode(buffer: $0) }) { return decoded }
+        return Array(characters).withUnsafeBufferPointer { decode(buffer: $0) }
+    }
+
+    /// The loop over raw bytes: the table read once, not through its lazy global per character,
+    /// and no bounds checks (an ID token's payload is most of a kilobyte).
+    private static func decode(buffer characters: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         guard characters.count % 4 != 1 else { return nil }
-        var output = [UInt8]()
-        output.reserveCapacity(characters.count * 3 / 4)
+        var valid = true
         var accumulator: UInt32 = 0
-        var bits = 0
-        for character in characters {
-            let value = values[Int(character)]
-            guard value != 0xFF else { return nil }
-            accumulator = (accumulator << 6 | UInt32(value)) & 0xFFFF
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+        var bits: UInt32 = 0
+        let output = values.withUnsafeBufferPointer { table in
+            [UInt8](unsafeUninitializedCapacity: characters.count * 3 / 4) { output, written in
+                written = 0
+                for character in characters {
+                    let value = table[Int(character)]
+                    guard value != 0xFF else {
+                        valid = false
+                        return
+                    }
+                    accumulator = (accumulator << 6 | UInt32(value)) & 0xFFFF
+                    bits += 6
+                    if bits >= 8 {
+                        bits -= 8
+                        output[written] = UInt8(truncatingIfNeeded: accumulator >> bits)
+                        written += 1
+                    }
+                }
             }
         }
-        guard accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
+        guard valid, accumulator & ((1 << bits) - 1) == 0 else { return nil }
         return output
     }
 }
