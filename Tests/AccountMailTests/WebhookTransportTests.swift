@@ -42,6 +42,9 @@ struct WebhookTransportTests {
             return .noContent
         }
         router.post("down") { _, _ -> HTTPResponse.Status in .serviceUnavailable }
+        router.post("status/:code") { _, context -> HTTPResponse.Status in
+            HTTPResponse.Status(code: try context.parameters.require("code", as: Int.self))
+        }
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         try await app.test(.live) { client in
             try await body(try #require(client.port), deliveries)
@@ -89,6 +92,24 @@ struct WebhookTransportTests {
             #expect(error?.status == 503)
             await #expect(throws: WebhookTransport.Failure.self) {
                 try await WebhookTransport(url: "http://127.0.0.1:\(port)/missing", secret: Self.secret).send(message)
+            }
+        }
+    }
+
+    @Test("only a refusal of the message itself (400, 413, 422) is permanent; the outbox retries the rest")
+    func permanentRefusals() async throws {
+        let message = EmailTemplates.message(
+            kind: .verifyEmail, to: "a@example.com", link: "https://x.example/a", lang: "en", productName: "A")
+        try await Self.withServer { port, _ in
+            for (code, permanent) in [
+                (400, true), (413, true), (422, true), (401, false), (403, false), (404, false), (408, false), (429, false),
+                (500, false), (503, false),
+            ] {
+                let error = await #expect(throws: WebhookTransport.Failure.self) {
+                    try await WebhookTransport(url: "http://127.0.0.1:\(port)/status/\(code)", secret: Self.secret).send(message)
+                }
+                #expect(error?.status == code)
+                #expect((error as (any DeliveryFailure)?)?.isPermanent == permanent, "HTTP \(code)")
             }
         }
     }

@@ -8,7 +8,8 @@ import NIOHTTP1
 /// Hands each message to an operator's endpoint: a JSON `POST` of
 /// `{"kind","to","subject","text","html","link"}` signed with a shared secret. The receiver checks
 /// `X-Accountd-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + body)>` and rejects stale
-/// `X-Accountd-Timestamp`s (unix seconds). Any status outside 2xx throws, so the outbox retries.
+/// `X-Accountd-Timestamp`s (unix seconds). Any status outside 2xx throws. The outbox retries it,
+/// except 400, 413 and 422: the receiver refused this message as it is, so it fails at once.
 package struct WebhookTransport: MailTransport {
     private let url: String
     private let secret: String
@@ -80,4 +81,12 @@ package struct WebhookTransport: MailTransport {
         var html: String
         var link: String
     }
+}
+
+extension WebhookTransport.Failure: DeliveryFailure {
+    /// The receiver refused this message itself (400 Bad Request, 413 Content Too Large, 422
+    /// Unprocessable Content): the same body would be refused again. Everything else stays
+    /// retryable: 5xx, 408 and 429 are the receiver's state, and 401, 403 and 404 are about the
+    /// endpoint's address or secret, which the operator can fix while the queue waits.
+    package var isPermanent: Bool { [400, 413, 422].contains(status) }
 }
