@@ -54,7 +54,7 @@ struct Configuration: Sendable {
     }
 
     /// The connection pool (`ACCOUNTD_DB_MAX_CONNECTIONS`, `ACCOUNTD_DB_MIN_CONNECTIONS`,
-    /// `ACCOUNTD_DB_KEEPALIVE_SECONDS`); see ``DatabasePool``.
+    /// `ACCOUNTD_DB_KEEPALIVE_SECONDS`, `ACCOUNTD_DB_LOCK_TIMEOUT_SECONDS`); see ``DatabasePool``.
     var databasePool = DatabasePool()
     /// argon2id cost of new password hashes.
     var passwordHashParameters: Argon2idHasher.Parameters = .owasp
@@ -242,6 +242,7 @@ extension Configuration {
         let maximumConnections = number("ACCOUNTD_DB_MAX_CONNECTIONS", 20, 1...1000)
         let minimumConnections = number("ACCOUNTD_DB_MIN_CONNECTIONS", maximumConnections, 0...maximumConnections)
         let keepAlive = number("ACCOUNTD_DB_KEEPALIVE_SECONDS", 0, 0...86400)
+        let lockTimeout = number("ACCOUNTD_DB_LOCK_TIMEOUT_SECONDS", 5, 0...3600)
 
         if !problems.isEmpty {
             if !isDemo {
@@ -265,7 +266,7 @@ extension Configuration {
             developmentDefaults: defaults,
             databasePool: DatabasePool(
                 maximumConnections: Int(maximumConnections), minimumConnections: Int(minimumConnections),
-                keepAliveSeconds: keepAlive == 0 ? nil : keepAlive),
+                keepAliveSeconds: keepAlive == 0 ? nil : keepAlive, lockTimeoutSeconds: lockTimeout == 0 ? nil : lockTimeout),
             passwordHashParameters: .init(memoryKiB: Int(argon2Memory), iterations: Int(argon2Iterations)),
             allowAnonymous: flag("ACCOUNTD_ALLOW_ANONYMOUS"),
             emailEnumerationProtection: flag("ACCOUNTD_EMAIL_ENUMERATION_PROTECTION"),

@@ -1,7 +1,9 @@
+import AccountPostgres
 import AccountTesting
 import Foundation
 import JWTKit
 import NIOHTTP1
+import PostgresNIO
 import Testing
 
 @testable import accountd
@@ -161,6 +163,33 @@ struct SessionsAndTokensTests {
             let tokens = Set(replies.compactMap { $0.string("refresh_token") })
             #expect(tokens.count == 1)
             #expect(try await api.refresh(try #require(tokens.first)).status == 200)
+        }
+    }
+
+    @Test("a refresh behind another transaction's lock on the user answers 503 busy after the pool's lock timeout, rotating nothing")
+    func refreshLockTimeout() async throws {
+        let database = try await TestDatabase.createMigrated()
+        var configuration = testConfiguration()
+        configuration.databasePool.lockTimeoutSeconds = 1
+        try await withServer(configuration, database: database) { http in
+            let api = API(http: http)
+            let alice = try await api.signUp("alice@example.com")
+            try await TestDatabase.withClient(database) { client in
+                try await client.withTransaction(logger: TestDatabase.logger) { connection in
+                    try await connection.query(
+                        "SELECT 1 FROM users WHERE local_id = \(alice.localID) FOR UPDATE", logger: TestDatabase.logger)
+                    let started = ContinuousClock.now
+                    let blocked = try await api.refresh(alice.refreshToken)
+                    let waited = ContinuousClock.now - started
+                    #expect(blocked.status == 503, "\(blocked.json)")
+                    #expect(blocked.errorCode == "UNAVAILABLE")
+                    #expect(waited >= .milliseconds(900) && waited < .seconds(5), "waited \(waited)")
+                }
+            }
+            // Nothing rotated: the same token still refreshes, once the lock is gone.
+            let after = try await api.refresh(alice.refreshToken)
+            #expect(after.status == 200)
+            #expect(after.string("refresh_token") != alice.refreshToken)
         }
     }
 

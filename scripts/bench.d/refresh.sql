@@ -1,20 +1,21 @@
 -- pgbench reference for the token refresh workload (POST /v1/token).
 -- Mirrors PostgresAccountStore.refresh(_:) in
---   Sources/AccountPostgres/Accounts/PostgresAccountStore+Refresh.swift (as of c539cba: lock
---   timeout folded into the owner lookup, one statement writes session and user; 6 round trips)
--- statement for statement (same text, same order, same transaction), with the user read of
--- PostgresAccountStore.user(localID:on:logger:lock: true) and PostgresAccountStore.sessionColumns
+--   Sources/AccountPostgres/Accounts/PostgresAccountStore+Refresh.swift (the user locked through
+--   the session in one statement, Prepared.UserBySessionForUpdate; the lock timeout is the
+--   connection's, set at start-up, so no statement sets it; one statement writes session and user;
+--   5 round trips)
+-- statement for statement (same text, same order, same transaction), with
+-- PostgresAccountStore.userColumns and PostgresAccountStore.sessionColumns
 -- (Sources/AccountPostgres/Accounts/PostgresAccountStore.swift). Keep in step with those files.
 -- Differences, none of which changes the work the database does:
 --   * the timestamps the service binds from its clock are now() here;
---   * the values the service computes in Swift between statements (the owner, the next
+--   * the values the service computes in Swift between statements (the owner's id, the next
 --     generation) come back with \gset and are bound as parameters, as the service binds them;
 --   * user agent and IP are what wrk sends: no User-Agent header (NULL) and 127.0.0.1.
 -- Each client refreshes its own session (bench fixture refresh.setup.sql: session_id =
 -- :rbase + client_id), as each wrk connection follows its own rotation.
 \set sid :rbase + :client_id
 BEGIN;
-SELECT set_config('lock_timeout', '5s', true), (SELECT local_id FROM sessions WHERE session_id = :sid) \gset
 SELECT u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_email, u.display_name, u.photo_url,
     u.phone_number, u.disabled, u.custom_attributes, u.custom_auth, u.created_at, u.last_login_at, u.last_refresh_at,
     u.valid_since, u.tokens_valid_after, u.credential_version,
@@ -23,7 +24,7 @@ SELECT u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_ema
              (extract(epoch FROM f.linked_at) * 1000)::bigint) ORDER BY f.linked_at), '[]')::text
        FROM federated_identities f WHERE f.tenant_id = u.tenant_id AND f.local_id = u.local_id)
     FROM users u LEFT JOIN password_credentials p ON p.tenant_id = u.tenant_id AND p.local_id = u.local_id
- WHERE u.tenant_id = '' AND u.local_id = :local_id FOR UPDATE OF u;
+ WHERE u.tenant_id = '' AND u.local_id = (SELECT local_id FROM sessions WHERE session_id = :sid) FOR UPDATE OF u \gset
 SELECT session_id, local_id, created_at, auth_time, sign_in_provider, sign_in_method, user_agent, ip_address,
     last_refresh_at, refresh_generation, generation_issued_at, refresh_salt, refresh_key_id, last_mint_at,
     expires_at, revoked_at, revoke_reason, user_deleted

@@ -5,19 +5,18 @@ import PostgresNIO
 
 extension PostgresAccountStore {
     /// Reference §3.3 and §4.17 in one transaction: the user row, then the session row, locked (at
-    /// most 5 s, then 503); the MAC checked against the session's salt; then the generation rules.
-    /// A concurrent refresh with the same token waits here and lands in the tolerated row.
+    /// most the pool's lock timeout, 5 s by default, then 503); the MAC checked against the
+    /// session's salt; then the generation rules. A concurrent refresh with the same token waits
+    /// here and lands in the tolerated row. Five round trips: BEGIN, user, session, writes, COMMIT.
     package func refresh(_ request: RefreshRequest) async throws -> RefreshResult {
         try await translating {
             try await client.withTransaction(logger: logger) { connection in
-                var owner: String?
+                var user: UserRecord?
                 for try await row in try await connection.execute(
-                    Prepared.RefreshOwner(binds: Self.binds(request.sessionID)), logger: logger)
+                    Prepared.UserBySessionForUpdate(binds: Self.binds(request.sessionID)), logger: logger)
                 {
-                    owner = try row.decode((String, String?).self).1
+                    user = try Self.decodeUser(row)
                 }
-                guard let owner else { throw AccountError(.invalidRefreshToken) }
-                let user = try await Self.user(localID: owner, on: connection, logger: logger, lock: true)
                 var session: SessionRecord?
                 for try await row in try await connection.execute(
                     Prepared.SessionForUpdate(binds: Self.binds(request.sessionID)), logger: logger

@@ -82,6 +82,9 @@ package struct DatabaseURL: Sendable, Equatable {
         configuration.options.maximumConnections = pool.maximumConnections
         configuration.options.minimumConnections = pool.minimumConnections
         configuration.options.keepAliveBehavior = pool.keepAliveSeconds.map { .init(frequency: .seconds($0)) }
+        if let lockTimeout = pool.lockTimeoutSeconds {
+            configuration.options.additionalStartupParameters.append(("lock_timeout", "\(lockTimeout)s"))
+        }
         return configuration
     }
 }
@@ -103,11 +106,21 @@ package struct DatabasePool: Sendable, Equatable {
     /// Seconds between keep-alive queries on an idle connection; `nil` sends none
     /// (`ACCOUNTD_DB_KEEPALIVE_SECONDS`, default 0 = none).
     package var keepAliveSeconds: Int64?
+    /// The longest any statement waits for a row or table lock before it fails with 55P03, which
+    /// the store answers as 503 "busy, retry" (`ACCOUNTD_DB_LOCK_TIMEOUT_SECONDS`, default 5;
+    /// `nil` waits for ever). Set on every connection at start-up, so no request holds a pooled
+    /// connection indefinitely behind another transaction's lock. Migrations lift it for their
+    /// own session (``Migrator``).
+    package var lockTimeoutSeconds: Int64?
 
-    package init(maximumConnections: Int = 20, minimumConnections: Int? = nil, keepAliveSeconds: Int64? = nil) {
+    package init(
+        maximumConnections: Int = 20, minimumConnections: Int? = nil, keepAliveSeconds: Int64? = nil,
+        lockTimeoutSeconds: Int64? = 5
+    ) {
         self.maximumConnections = maximumConnections
         self.minimumConnections = min(minimumConnections ?? maximumConnections, maximumConnections)
         self.keepAliveSeconds = keepAliveSeconds
+        self.lockTimeoutSeconds = lockTimeoutSeconds
     }
 
     /// A small pool opened on demand, for short-lived tools (`accountd migrate`, test set-up).

@@ -78,10 +78,14 @@ enum Prepared {
         let binds: PostgresBindings
     }
 
-    /// `$1` session id: a refresh's lock timeout (set_config(…, true) is SET LOCAL) and the
-    /// session's owner, in one round trip.
-    struct RefreshOwner: PreparedQuery {
-        static let sql = "SELECT set_config('lock_timeout', '5s', true), (SELECT local_id FROM sessions WHERE session_id = $1)"
+    /// `$1` session id: the session's owner, locked until the transaction ends (a refresh locks the
+    /// user before the session, as every path that locks both does). No row: no session, or its
+    /// user is gone.
+    struct UserBySessionForUpdate: PreparedQuery {
+        static let sql = """
+            SELECT \(PostgresAccountStore.userColumns)
+            WHERE u.tenant_id = '' AND u.local_id = (SELECT local_id FROM sessions WHERE session_id = $1) FOR UPDATE OF u
+            """
         let binds: PostgresBindings
     }
 

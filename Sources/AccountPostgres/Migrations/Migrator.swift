@@ -48,13 +48,18 @@ package struct Migrator: Sendable {
     @discardableResult
     package func migrate() async throws -> [String] {
         try await client.withConnection { connection in
+            // The pool's lock timeout is for requests. A replica waits for another's migration
+            // (the advisory lock) and DDL waits for its table locks for as long as they take.
+            _ = try await connection.query("SET lock_timeout = 0", logger: logger)
             _ = try await connection.query("SELECT pg_advisory_lock(\(Self.advisoryLockKey))", logger: logger)
             do {
                 let applied = try await self.applyPending(on: connection)
                 _ = try await connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))", logger: logger)
+                _ = try await connection.query("RESET lock_timeout", logger: logger)
                 return applied
             } catch {
                 _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))", logger: logger)
+                _ = try? await connection.query("RESET lock_timeout", logger: logger)
                 throw error
             }
         }
