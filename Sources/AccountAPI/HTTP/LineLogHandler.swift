@@ -26,7 +26,23 @@ package struct LineLogHandler: LogHandler {
     package static func standardError(label: String) -> LineLogHandler {
         LineLogHandler(label: label, metadataProvider: LoggingSystem.metadataProvider) { line in
             var line = line
-            line.withUTF8 { bytes in _ = write(STDERR_FILENO, bytes.baseAddress, bytes.count) }  // one write(2) per line
+            line.withUTF8 { bytes in Self.writeAll(bytes, to: STDERR_FILENO) }
+        }
+    }
+
+    /// One write(2) per line in the usual case (a line up to PIPE_BUF never interleaves with
+    /// another process's); a short write or EINTR continues with the rest.
+    private static func writeAll(_ bytes: UnsafeBufferPointer<UInt8>, to descriptor: Int32) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written > 0 {
+                offset += written
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else {
+                return  // nowhere to report a failing stderr
+            }
         }
     }
 
