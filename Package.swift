@@ -141,7 +141,7 @@ let package = Package(
         .testTarget(
             name: "AccountCryptoTests",
             dependencies: [
-                "AccountCore", "AccountCrypto",
+                "AccountCore", "AccountCrypto", "AccountTesting",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

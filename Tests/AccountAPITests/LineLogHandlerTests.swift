@@ -10,16 +10,18 @@ struct LineLogHandlerTests {
         var description: String { "disk full" }
     }
 
+    /// The lines a handler wrote, in order.
     final class Lines: Sendable {
-        let written = Mutex<[String]>([])
-        func withLockedValue<T>(_ body: (inout [String]) -> T) -> T { written.withLock { body(&$0) } }
+        private let written = Mutex<[String]>([])
+        func append(_ line: String) { written.withLock { $0.append(line) } }
+        var all: [String] { written.withLock { $0 } }
     }
 
     /// A logger whose lines land in `lines`, with a pinned timestamp.
     static func logger(provider: Logger.MetadataProvider? = nil) -> (Logger, Lines) {
         let lines = Lines()
         let handler = LineLogHandler(label: "accountd", metadataProvider: provider, timestamp: { "T" }) { line in
-            lines.withLockedValue { $0.append(line) }
+            lines.append(line)
         }
         var logger = Logger(label: "accountd") { _ in handler }
         logger.logLevel = .info
@@ -37,7 +39,7 @@ struct LineLogHandlerTests {
         logger[metadataKey: "request_id"] = "r2"
         logger.error("failed", error: Failure(), metadata: ["request_id": "explicit"])
         #expect(
-            lines.withLockedValue { $0 } == [
+            lines.all == [
                 "T info accountd: [AccountAPITests] started\n",
                 "T warning accountd: hb.request.id=7 ms=1200 request_id=r1 [AccountAPITests] slow\n",
                 "T error accountd: error.message=disk full error.type=AccountAPITests.LineLogHandlerTests.Failure hb.request.id=7 "
@@ -52,7 +54,7 @@ struct LineLogHandlerTests {
         let provider = Logger.MetadataProvider { ["trace": "abc", "ms": "0"] }
         let (logger, lines) = Self.logger(provider: provider)
         logger.info("done", metadata: ["ms": "5"])
-        #expect(lines.withLockedValue { $0 } == ["T info accountd: ms=5 trace=abc [AccountAPITests] done\n"])
+        #expect(lines.all == ["T info accountd: ms=5 trace=abc [AccountAPITests] done\n"])
     }
 
     @Test("the default timestamp is local time in StreamLogHandler's format")

@@ -1,4 +1,5 @@
 import AccountCore
+import AccountTesting
 import Foundation
 import Testing
 
@@ -41,35 +42,23 @@ struct DomainRulesTests {
 
     @Test("base64url: the byte-level coder answers as Foundation's string replacements do, on edge cases and random input")
     func base64URL() {
-        // The reference: the string-replacing implementation the byte-level one replaced.
-        func referenceEncode(_ bytes: [UInt8]) -> String {
-            Data(bytes).base64EncodedString()
-                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        }
-        func referenceDecode(_ text: String) -> [UInt8]? {
-            var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-            while base64.count % 4 != 0 { base64.append("=") }
-            return Data(base64Encoded: base64).map(Array.init)
-        }
+        // The reference (TestBase64URL) is the string-replacing implementation the byte-level one replaced.
         var generator = SystemRandomNumberGenerator()
         for length in 0..<64 {
             let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
             let encoded = Base64URL.encode(bytes)
-            #expect(encoded == referenceEncode(bytes))
+            #expect(encoded == TestBase64URL.encode(bytes))
             #expect(!encoded.contains("+") && !encoded.contains("/") && !encoded.contains("="))
             #expect(Base64URL.decode(encoded) == bytes)
             #expect(Base64URL.decode(Data(bytes).base64EncodedString()) == bytes, "standard alphabet, padded")
         }
         #expect(Base64URL.encode([0xFB, 0xFF]) == "-_8")
         #expect(Base64URL.decode("-_8") == [0xFB, 0xFF])
-        let edges = ["", "=", "a", "ab", "abc", "ab=c", "@@@@", "a b c d", "ab\ncd", "é", "aé==", "-_-_", "++//", "AAAA====", "AA==AA=="]
-        var inputs = edges
-        let alphabet = Array("AZaz09+/-_= é.")
-        for _ in 0..<2000 {
-            inputs.append(String((0..<Int.random(in: 0...9, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }))
-        }
+        let inputs = TestBase64URL.inputs(
+            edges: ["", "=", "a", "ab", "abc", "ab=c", "@@@@", "a b c d", "ab\ncd", "é", "aé==", "-_-_", "++//", "AAAA====", "AA==AA=="],
+            alphabet: "AZaz09+/-_= é.", count: 2000, maxLength: 9)
         for text in inputs {
-            #expect(Base64URL.decode(text) == referenceDecode(text), "\(text.debugDescription)")
+            #expect(Base64URL.decode(text) == TestBase64URL.decode(text), "\(text.debugDescription)")
         }
     }
 

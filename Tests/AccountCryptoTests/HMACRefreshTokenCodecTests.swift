@@ -1,4 +1,5 @@
 import AccountCrypto
+import AccountTesting
 import Testing
 
 @Suite("refresh tokens: HMAC under a per-session HKDF key")

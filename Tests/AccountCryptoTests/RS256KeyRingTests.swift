@@ -1,5 +1,6 @@
 import AccountCore
 import AccountCrypto
+import AccountTesting
 import Crypto
 import Foundation
 import JWTKit

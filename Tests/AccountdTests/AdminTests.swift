@@ -119,7 +119,7 @@ struct AdminTests {
     }
 
     static func kid(_ token: String) -> String? {
-        guard let header = Base64URLTest.decode(String(token.split(separator: ".")[0])) else { return nil }
+        guard let header = TestBase64URL.decode(String(token.split(separator: ".")[0])) else { return nil }
         return (try? JSONSerialization.jsonObject(with: Data(header)) as? [String: Any])?["kid"] as? String
     }
 }

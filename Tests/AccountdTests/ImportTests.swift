@@ -40,7 +40,7 @@ struct ImportTests {
             #expect(try await api.signIn("user1@example.com", "user1password").localID == "user1")
             let upgraded = try await http.get("/v1/projects/demo-test/accounts:batchGet", headers: [API.admin])
             let hash = (upgraded.json["users"] as? [[String: Any]])?.first?["passwordHash"] as? String ?? ""
-            #expect(String(decoding: Base64URLTest.decode(hash) ?? [], as: UTF8.self).hasPrefix("$argon2id$"))
+            #expect(String(decoding: TestBase64URL.decode(hash) ?? [], as: UTF8.self).hasPrefix("$argon2id$"))
             #expect(try await api.signIn("user1@example.com", "user1password").localID == "user1")
         }
     }

@@ -94,9 +94,9 @@ struct SessionsAndTokensTests {
             let original = parts[1]
             parts[1] = String(original.dropLast(2)) + (original.hasSuffix("AA") ? "BB" : "AA")
             #expect(try await api.client("lookup", ["idToken": parts.joined(separator: ".")]).errorCode == "INVALID_ID_TOKEN")
-            let none = Base64URLTest.encode(#"{"alg":"none","typ":"JWT"}"#) + "." + original + "."
+            let none = TestBase64URL.encode(#"{"alg":"none","typ":"JWT"}"#) + "." + original + "."
             #expect(try await api.client("lookup", ["idToken": none]).errorCode == "INVALID_ID_TOKEN")
-            let unknownKid = Base64URLTest.encode(#"{"alg":"RS256","kid":"nope","typ":"JWT"}"#) + "." + original + "." + parts[2]
+            let unknownKid = TestBase64URL.encode(#"{"alg":"RS256","kid":"nope","typ":"JWT"}"#) + "." + original + "." + parts[2]
             #expect(try await api.client("lookup", ["idToken": unknownKid]).errorCode == "INVALID_ID_TOKEN")
         }
     }
@@ -143,9 +143,9 @@ struct SessionsAndTokensTests {
             #expect(try await http.post("/v1/token", ["grant_type": "refresh_token", "refresh_token": "x"]).status == 403)
             // A forged MAC over a real session id is INVALID_REFRESH_TOKEN and revokes nothing.
             let bob = try await api.signUp("bob@example.com")
-            var bytes = try #require(Base64URLTest.decode(bob.refreshToken))
+            var bytes = try #require(TestBase64URL.decode(bob.refreshToken))
             bytes[bytes.count - 1] ^= 1
-            #expect(try await api.refresh(Base64URLTest.encode(bytes)).errorCode == "INVALID_REFRESH_TOKEN")
+            #expect(try await api.refresh(TestBase64URL.encode(bytes)).errorCode == "INVALID_REFRESH_TOKEN")
             #expect(try await api.refresh(bob.refreshToken).status == 200)
         }
     }
@@ -374,19 +374,5 @@ struct SessionsAndTokensTests {
                 #expect(refreshed.errorCode == "TOKEN_EXPIRED")
             }
         }
-    }
-}
-
-/// base64url helpers for crafting tokens in tests.
-enum Base64URLTest {
-    static func encode(_ text: String) -> String { encode(Array(text.utf8)) }
-    static func encode(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-    static func decode(_ text: String) -> [UInt8]? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        return Data(base64Encoded: base64).map(Array.init)
     }
 }
