@@ -233,6 +233,8 @@ struct EmailActionsTests {
                 try await api.client("signInWithEmailLink", ["email": "new@example.com", "oobCode": reset.string("oobCode") ?? ""])
                     .errorCode
                     == "INVALID_OOB_CODE")
+            // A code of another kind is refused without being spent.
+            #expect(try await api.client("resetPassword", ["oobCode": reset.string("oobCode") ?? ""]).string("email") == "new@example.com")
             let stale = try await Self.signInCode(api, "new@example.com")
             try await TestDatabase.execute(
                 "UPDATE action_codes SET expires_at = now() - interval '1 second' WHERE kind = 'EMAIL_SIGNIN' AND used_at IS NULL",
@@ -377,6 +379,16 @@ struct EmailActionsTests {
             #expect(try await api.client("update", ["oobCode": verifyCode]).errorCode == "INVALID_OOB_CODE")
             // Verifying keeps the password (not the rule).
             let s2 = try await api.signIn("alice@example.com")
+
+            // Refused inside the store's transaction (a disabled account): the code is not spent.
+            let bob = try await api.signUp("bob@example.com")
+            let bobCode = try #require(
+                try await api.admin("sendOobCode", ["requestType": "VERIFY_EMAIL", "email": "bob@example.com", "returnOobLink": true])
+                    .string("oobCode"))
+            _ = try await api.admin("update", ["localId": bob.localID, "disableUser": true])
+            #expect(try await api.client("update", ["oobCode": bobCode]).errorCode == "USER_DISABLED")
+            _ = try await api.admin("update", ["localId": bob.localID, "disableUser": false])
+            #expect(try await api.client("update", ["oobCode": bobCode]).json["emailVerified"] as? Bool == true)
 
             let change = try await api.admin(
                 "sendOobCode",

@@ -176,15 +176,18 @@ package struct ActionCodeService: Sendable {
         guard settings.emailLinkSignin else { throw AccountError(.operationNotAllowed) }
         let email = try AccountService.requireEmail(rawEmail)
         guard let code, !code.isEmpty else { throw AccountError(.missingOOBCode) }
-        guard let record = try await store.code(code) else { throw AccountError(.invalidOOBCode) }
-        try record.requireUsable(kinds: [.emailSignIn], now: accounts.clock.now())
-        guard record.email == email else {
-            throw AccountError(.invalidEmail, "The email provided does not match the sign-in email address.")
-        }
         var linkTo: (localID: String, guardSession: SessionGuard)?
         var recover: OutgoingCode?
         let provider = "password"  // email-link sessions sign in with the password provider (§3.1)
+        // The store checks the code as it spends it, in the completion's transaction. A link reads
+        // it first as well: the code is judged before the caller's token, and its language is the
+        // recovery notice's.
         if let idToken, !idToken.isEmpty {
+            guard let record = try await store.code(code) else { throw AccountError(.invalidOOBCode) }
+            try record.requireUsable(kinds: [.emailSignIn], now: accounts.clock.now())
+            guard record.email == email else {
+                throw AccountError(.invalidEmail, "The email provided does not match the sign-in email address.")
+            }
             let caller = try await accounts.authenticate(idToken)
             linkTo = (caller.localID, caller.sessionGuard)
             if let current = try await accounts.store.user(localID: caller.localID), let old = current.email, old != email {

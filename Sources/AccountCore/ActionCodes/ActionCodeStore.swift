@@ -12,7 +12,8 @@ package protocol ActionCodeStore: Sendable {
     func apply(_ code: String, recover: OutgoingCode?, now: Date) async throws -> UserRecord
     /// Resets a password with a `PASSWORD_RESET` code (reference §4.8).
     func resetPassword(_ code: String, password: StoredPassword, now: Date) async throws -> UserRecord
-    /// Completes an email-link sign-in or link (reference §4.4), THE RULE included.
+    /// Completes an email-link sign-in or link (reference §4.4), THE RULE included. The store
+    /// checks the code itself (kind, expiry, unspent, its email) as it spends it.
     func completeEmailLink(_ completion: EmailLinkCompletion) async throws -> (UserRecord, MintTicket, isNewUser: Bool)
 }
 

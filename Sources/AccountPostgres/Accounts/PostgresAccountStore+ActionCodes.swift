@@ -31,7 +31,7 @@ extension PostgresAccountStore: ActionCodeStore {
     package func apply(_ code: String, recover: OutgoingCode?, now: Date) async throws -> UserRecord {
         try await translating {
             try await client.withTransaction(logger: logger) { connection in
-                guard let record = try await Self.code(code, on: connection, logger: logger, lock: true) else {
+                guard let record = try await Self.spend(code, now: now, on: connection, logger: logger) else {
                     throw AccountError(.invalidOOBCode)
                 }
                 try record.requireUsable(kinds: [.verifyEmail, .verifyAndChangeEmail, .recoverEmail], now: now)
@@ -65,7 +65,6 @@ extension PostgresAccountStore: ActionCodeStore {
                 default:
                     throw AccountError(.invalidOOBCode)
                 }
-                try await Self.markUsed(code, now: now, on: connection, logger: logger)
                 return try await Self.user(localID: localID, on: connection, logger: logger, lock: false)!
             }
         }
@@ -113,21 +112,22 @@ extension PostgresAccountStore: ActionCodeStore {
         try await translating {
             try await client.withTransaction(logger: logger) { connection in
                 let now = completion.now
-                guard let record = try await Self.code(completion.code, on: connection, logger: logger, lock: true) else {
+                guard let record = try await Self.spend(completion.code, now: now, on: connection, logger: logger) else {
                     throw AccountError(.invalidOOBCode)
                 }
                 try record.requireUsable(kinds: [.emailSignIn], now: now)
                 guard record.email == completion.email else {
                     throw AccountError(.invalidEmail, "The email provided does not match the sign-in email address.")
                 }
-                let owner = try await Self.localID(ofEmail: completion.email, on: connection, logger: logger)
                 var isNewUser = false
                 var localID: String
                 // The user as written, when it can be known without reading it back.
                 var written: UserRecord?
                 if let (linkID, guardSession) = completion.linkTo {
                     // Link: the caller proves the session and the mailbox; nothing is stripped.
-                    if let owner, owner != linkID { throw AccountError(.emailExists) }
+                    if let owner = try await Self.localID(ofEmail: completion.email, on: connection, logger: logger), owner != linkID {
+                        throw AccountError(.emailExists)
+                    }
                     guard let user = try await Self.user(localID: linkID, on: connection, logger: logger, lock: true) else {
                         throw AccountError(.userNotFound)
                     }
@@ -147,18 +147,15 @@ extension PostgresAccountStore: ActionCodeStore {
                         _ = try await Self.revokeAll(user: user, reason: .emailChanged, now: now, on: connection, logger: logger)
                         if let recover = completion.recover { try await Self.insert(recover, on: connection, logger: logger) }
                     }
-                } else if let owner {
-                    guard var user = try await Self.user(localID: owner, on: connection, logger: logger, lock: true) else {
-                        throw AccountError(.unavailable)
-                    }
+                } else if var user = try await Self.user(email: completion.email, on: connection, logger: logger, lock: true) {
                     if user.disabled { throw AccountError(.userDisabled) }
-                    localID = owner
+                    localID = user.localID
                     if !user.emailVerified {
                         try await Self.stripUnverified(user, keepPassword: false, now: now, on: connection, logger: logger)
                     }
                     var binds = PostgresBindings()
                     binds.append(now)
-                    binds.append(owner)
+                    binds.append(localID)
                     _ = try await connection.execute(Prepared.EmailLinkLogin(binds: binds), logger: logger)
                     if user.emailVerified {
                         // The common case, a verified account: only the two columns above changed.
@@ -178,7 +175,6 @@ extension PostgresAccountStore: ActionCodeStore {
                         logger: logger
                     )
                 }
-                try await Self.markUsed(completion.code, now: now, on: connection, logger: logger)
                 if written == nil { written = try await Self.user(localID: localID, on: connection, logger: logger, lock: false) }
                 guard let user = written else { throw AccountError(.unavailable) }
                 let ticket = try await Self.insertSession(completion.session, user: user, now: now, on: connection, logger: logger)
@@ -241,6 +237,24 @@ extension PostgresAccountStore: ActionCodeStore {
             lock
             ? try await connection.execute(Prepared.ActionCodeForUpdate(binds: binds), logger: logger)
             : try await connection.execute(Prepared.ActionCode(binds: binds), logger: logger)
+        return try await decodeCode(rows)
+    }
+
+    /// Spends `code` in the caller's transaction and returns it as it was before, in one round
+    /// trip where the code was unspent; a spent or unknown code is read as it is (nil: unknown).
+    /// The caller's checks come after, and a refusal rolls the spending back with the transaction.
+    static func spend(_ code: String, now: Date, on connection: PostgresConnection, logger: Logger) async throws -> ActionCodeRecord? {
+        var binds = PostgresBindings()
+        binds.append(now)
+        try binds.append(hash(code))
+        if let unspent = try await decodeCode(try await connection.execute(Prepared.ActionCodeSpend(binds: binds), logger: logger)) {
+            return unspent
+        }
+        return try await Self.code(code, on: connection, logger: logger, lock: false)
+    }
+
+    /// The first row of ``Prepared/ActionCode``'s columns.
+    private static func decodeCode(_ rows: some AsyncSequence<PostgresRow, any Error>) async throws -> ActionCodeRecord? {
         for try await row in rows {
             let (kind, localID, email, newEmail, lang, expiresAt, usedAt) = try row.decode(
                 (String, String?, String, String?, String, Date, Date?).self)
@@ -249,13 +263,6 @@ extension PostgresAccountStore: ActionCodeStore {
                 kind: kind, localID: localID, email: email, newEmail: newEmail, lang: lang, expiresAt: expiresAt, usedAt: usedAt)
         }
         return nil
-    }
-
-    static func markUsed(_ code: String, now: Date, on connection: PostgresConnection, logger: Logger) async throws {
-        var binds = PostgresBindings()
-        binds.append(now)
-        try binds.append(hash(code))
-        _ = try await connection.execute(Prepared.ActionCodeUsed(binds: binds), logger: logger)
     }
 
     static func localID(ofEmail email: String, on connection: PostgresConnection, logger: Logger) async throws -> String? {

@@ -134,6 +134,15 @@ package struct PostgresAccountStore: AccountStore {
         return nil
     }
 
+    static func user(email: String, on connection: PostgresConnection, logger: Logger, lock: Bool) async throws -> UserRecord? {
+        let rows =
+            lock
+            ? try await connection.execute(Prepared.UserByEmailForUpdate(binds: binds(email)), logger: logger)
+            : try await connection.execute(Prepared.UserByEmail(binds: binds(email)), logger: logger)
+        for try await row in rows { return try decodeUser(row) }
+        return nil
+    }
+
     static func decodeUser(_ row: PostgresRow) throws -> UserRecord {
         let c = row.makeRandomAccess()
         var user = UserRecord(

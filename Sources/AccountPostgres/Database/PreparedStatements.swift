@@ -36,6 +36,12 @@ enum Prepared {
         let binds: PostgresBindings
     }
 
+    /// `$1` email (any case); the user row stays locked until the transaction ends.
+    struct UserByEmailForUpdate: PreparedQuery {
+        static let sql = "\(UserByEmail.sql) FOR UPDATE OF u"
+        let binds: PostgresBindings
+    }
+
     /// `$1` E.164 phone number.
     struct UserByPhoneNumber: PreparedQuery {
         static let sql = "SELECT \(PostgresAccountStore.userColumns) WHERE u.tenant_id = '' AND u.phone_number = $1"
@@ -128,9 +134,15 @@ enum Prepared {
         let binds: PostgresBindings
     }
 
-    /// `$1` now, `$2` SHA-256 of an action code.
-    struct ActionCodeUsed: PreparedQuery {
-        static let sql = "UPDATE action_codes SET used_at = $1, used_reason = 'APPLIED' WHERE code_hash = $2"
+    /// `$1` now, `$2` SHA-256 of an action code: spends the code if it is unspent and returns it
+    /// as it was (the columns of ``ActionCode``, `used_at` null), locked until the transaction
+    /// ends. A transaction that then refuses the code rolls the spending back. No row: no such
+    /// code, or it was spent (a concurrent spender's commit is waited for and then seen).
+    struct ActionCodeSpend: PreparedQuery {
+        static let sql = """
+            UPDATE action_codes SET used_at = $1, used_reason = 'APPLIED' WHERE code_hash = $2 AND used_at IS NULL
+            RETURNING kind, local_id, email, new_email, lang, expires_at, NULL::timestamptz
+            """
         let binds: PostgresBindings
     }
 
