@@ -150,19 +150,80 @@ struct SessionsAndTokensTests {
         }
     }
 
-    @Test("two concurrent refreshes of one token both succeed with the same new token (one rotates, one is tolerated)")
+    @Test("eight concurrent refreshes of one token all succeed with the same new token (one rotates, the rest are tolerated)")
     func concurrentRefreshes() async throws {
         try await withServer(database: try await TestDatabase.createMigrated()) { http in
             let api = API(http: http)
             let alice = try await api.signUp("alice@example.com")
             let replies = try await withThrowingTaskGroup(of: TestHTTPClient.Reply.self) { group in
-                for _ in 0..<2 { group.addTask { try await api.refresh(alice.refreshToken) } }
+                for _ in 0..<8 { group.addTask { try await api.refresh(alice.refreshToken) } }
                 return try await group.reduce(into: [TestHTTPClient.Reply]()) { $0.append($1) }
             }
-            #expect(replies.map(\.status) == [200, 200])
+            #expect(replies.map(\.status) == Array(repeating: 200, count: 8))
             let tokens = Set(replies.compactMap { $0.string("refresh_token") })
             #expect(tokens.count == 1)
             #expect(try await api.refresh(try #require(tokens.first)).status == 200)
+        }
+    }
+
+    @Test("a refresh whose write finds the session or its owner changed since its read reads again and answers from what it finds")
+    func refreshLosesItsWrite() async throws {
+        let database = try await TestDatabase.createMigrated()
+        try await withServer(database: database) { http in
+            let api = API(http: http)
+            /// Refreshes `token` while a transaction holds its owner's row, waits until the refresh is
+            /// blocked in its write (it has read and decided), runs `change` in that transaction and
+            /// commits; returns the refresh's answer.
+            func refresh(_ token: String, of localID: String, across change: String) async throws -> TestHTTPClient.Reply {
+                try await TestDatabase.withClient(database) { client in
+                    let pending = try await client.withTransaction(logger: TestDatabase.logger) { connection in
+                        try await connection.query(
+                            "SELECT 1 FROM users WHERE local_id = \(localID) FOR UPDATE", logger: TestDatabase.logger)
+                        let pending = Task { try await api.refresh(token) }
+                        var waiting = 0
+                        for _ in 0..<100 where waiting == 0 {
+                            try await Task.sleep(for: .milliseconds(50))
+                            for try await count in try await client.query(
+                                "SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+                                logger: TestDatabase.logger
+                            ).decode(Int.self) { waiting = count }
+                        }
+                        #expect(waiting == 1, "the refresh never waited on the owner's row")
+                        try await connection.query(PostgresQuery(unsafeSQL: change, binds: PostgresBindings()), logger: TestDatabase.logger)
+                        return pending
+                    }
+                    return try await pending.value
+                }
+            }
+
+            // Revoked in between: the write does not apply; read again, the session is dead.
+            let alice = try await api.signUp("alice@example.com")
+            let revoked = try await refresh(
+                alice.refreshToken, of: alice.localID,
+                across: "UPDATE sessions SET revoked_at = now(), revoke_reason = 'ADMIN_REVOKED' WHERE local_id = '\(alice.localID)'")
+            #expect(revoked.errorCode == "TOKEN_EXPIRED")
+
+            // Disabled in between: the owner no longer qualifies; read again, USER_DISABLED.
+            let bob = try await api.signUp("bob@example.com")
+            let disabled = try await refresh(
+                bob.refreshToken, of: bob.localID, across: "UPDATE users SET disabled = true WHERE local_id = '\(bob.localID)'")
+            #expect(disabled.errorCode == "USER_DISABLED")
+
+            // Rotated by another refresh in between: read again, the token is the tolerated previous
+            // one, and the answer is the session's current token, which refreshes in turn.
+            let carol = try await api.signUp("carol@example.com")
+            let rotated = try await refresh(
+                carol.refreshToken, of: carol.localID,
+                across: """
+                    UPDATE sessions SET refresh_generation = refresh_generation + 1, generation_issued_at = now()
+                    WHERE local_id = '\(carol.localID)'
+                    """)
+            #expect(rotated.status == 200, "\(rotated.json)")
+            let current = try #require(rotated.string("refresh_token"))
+            #expect(current != carol.refreshToken)
+            let next = try await api.refresh(current)
+            #expect(next.status == 200)
+            #expect(next.string("refresh_token") != current)
         }
     }
 

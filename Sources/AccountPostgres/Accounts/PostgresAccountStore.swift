@@ -24,7 +24,8 @@ package struct PostgresAccountStore: AccountStore {
 
     // MARK: Reads
 
-    static let userColumns = """
+    /// The user row's select list (over `users u`, `password_credentials p`), for ``decodeUser(_:)``.
+    static let userSelectList = """
         u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_email, u.display_name, u.photo_url,
         u.phone_number, u.disabled, u.custom_attributes, u.custom_auth, u.created_at, u.last_login_at, u.last_refresh_at,
         u.valid_since, u.tokens_valid_after, u.credential_version,
@@ -32,8 +33,13 @@ package struct PostgresAccountStore: AccountStore {
         (SELECT coalesce(json_agg(json_build_array(f.provider_id, f.raw_id, f.email, f.display_name, f.photo_url,
                  (extract(epoch FROM f.linked_at) * 1000)::bigint) ORDER BY f.linked_at), '[]')::text
            FROM federated_identities f WHERE f.tenant_id = u.tenant_id AND f.local_id = u.local_id)
-        FROM users u LEFT JOIN password_credentials p ON p.tenant_id = u.tenant_id AND p.local_id = u.local_id
         """
+
+    /// The tables behind ``userSelectList``.
+    static let userTables = "users u LEFT JOIN password_credentials p ON p.tenant_id = u.tenant_id AND p.local_id = u.local_id"
+
+    /// The user row's columns and tables: `SELECT \(userColumns) WHERE …`.
+    static let userColumns = "\(userSelectList) FROM \(userTables)"
 
     package func user(localID: String) async throws -> UserRecord? {
         try await translating {
@@ -192,27 +198,28 @@ package struct PostgresAccountStore: AccountStore {
         return user
     }
 
-    static func decodeSession(_ row: PostgresRow) throws -> SessionRecord {
+    /// A session from ``sessionColumns``, starting at column `first` (0 unless joined behind other columns).
+    static func decodeSession(_ row: PostgresRow, from first: Int = 0) throws -> SessionRecord {
         let c = row.makeRandomAccess()
         return SessionRecord(
-            sessionID: try c[0].decode(String.self),
-            localID: try c[1].decode(String.self),
-            createdAt: try c[2].decode(Date.self),
-            authTime: try c[3].decode(Int64.self),
-            signInProvider: try c[4].decode(String.self),
-            signInMethod: try c[5].decode(String.self),
-            userAgent: try c[6].decode(String?.self),
-            ipAddress: try c[7].decode(String?.self),
-            lastRefreshAt: try c[8].decode(Date?.self),
-            generation: try c[9].decode(Int64.self),
-            generationIssuedAt: try c[10].decode(Date.self),
-            salt: Array(try c[11].decode(Data.self)),
-            keyID: try c[12].decode(String.self),
-            lastMintAt: try c[13].decode(Date?.self),
-            expiresAt: try c[14].decode(Date?.self),
-            revokedAt: try c[15].decode(Date?.self),
-            revokeReason: try c[16].decode(String?.self).flatMap(RevokeReason.init(rawValue:)),
-            userDeleted: try c[17].decode(Bool.self)
+            sessionID: try c[first].decode(String.self),
+            localID: try c[first + 1].decode(String.self),
+            createdAt: try c[first + 2].decode(Date.self),
+            authTime: try c[first + 3].decode(Int64.self),
+            signInProvider: try c[first + 4].decode(String.self),
+            signInMethod: try c[first + 5].decode(String.self),
+            userAgent: try c[first + 6].decode(String?.self),
+            ipAddress: try c[first + 7].decode(String?.self),
+            lastRefreshAt: try c[first + 8].decode(Date?.self),
+            generation: try c[first + 9].decode(Int64.self),
+            generationIssuedAt: try c[first + 10].decode(Date.self),
+            salt: Array(try c[first + 11].decode(Data.self)),
+            keyID: try c[first + 12].decode(String.self),
+            lastMintAt: try c[first + 13].decode(Date?.self),
+            expiresAt: try c[first + 14].decode(Date?.self),
+            revokedAt: try c[first + 15].decode(Date?.self),
+            revokeReason: try c[first + 16].decode(String?.self).flatMap(RevokeReason.init(rawValue:)),
+            userDeleted: try c[first + 17].decode(Bool.self)
         )
     }
 

@@ -84,34 +84,39 @@ enum Prepared {
         let binds: PostgresBindings
     }
 
-    /// `$1` session id: the session's owner, locked until the transaction ends (a refresh locks the
-    /// user before the session, as every path that locks both does). No row: no session, or its
-    /// user is gone.
-    struct UserBySessionForUpdate: PreparedQuery {
+    /// `$1` session id: the session's owner (``PostgresAccountStore/userSelectList``, null when the
+    /// user is gone) and the session (``PostgresAccountStore/sessionColumns``, from column
+    /// ``sessionColumn``), unlocked: a refresh reads them, decides, and then writes with
+    /// ``RefreshWrite``, which re-checks what it decided on. No row: no such session.
+    struct SessionAndOwner: PreparedQuery {
+        /// Where the session's columns start: after the user's 23.
+        static let sessionColumn = 23
         static let sql = """
-            SELECT \(PostgresAccountStore.userColumns)
-            WHERE u.tenant_id = '' AND u.local_id = (SELECT local_id FROM sessions WHERE session_id = $1) FOR UPDATE OF u
+            SELECT \(PostgresAccountStore.userSelectList), s.*
+            FROM (SELECT \(PostgresAccountStore.sessionColumns) FROM sessions WHERE session_id = $1) s
+            LEFT JOIN (\(PostgresAccountStore.userTables)) ON u.tenant_id = '' AND u.local_id = s.local_id
             """
         let binds: PostgresBindings
     }
 
-    /// `$1` session id, locked until the transaction ends.
-    struct SessionForUpdate: PreparedQuery {
-        static let sql = "SELECT \(PostgresAccountStore.sessionColumns) FROM sessions WHERE session_id = $1 FOR UPDATE"
-        let binds: PostgresBindings
-    }
-
-    /// A refresh's writes, session and user, both rows already locked: `$1` generation, `$2`
-    /// generation issued at, `$3` now, `$4` mint instant, `$5` user agent, `$6` IP address,
-    /// `$7` session id, `$8` local id.
+    /// A refresh's write, applied only if nothing it was decided on has changed since the read:
+    /// the owner still enabled with the same `valid_since` (locked first, as every path that locks
+    /// both rows does), the session still live at the generation read. `$1` new generation, `$2`
+    /// generation issued at, `$3` now, `$4` mint instant, `$5` user agent, `$6` IP address, `$7`
+    /// session id, `$8` local id, `$9` the owner's `valid_since` as read, `$10` the generation read.
+    /// One row when applied; none when another writer came first (the refresh reads again).
     struct RefreshWrite: PreparedQuery {
         static let sql = """
-            WITH session AS (
+            WITH owner AS (
+                SELECT FROM users WHERE tenant_id = '' AND local_id = $8 AND NOT disabled AND valid_since = $9 FOR UPDATE
+            ), session AS (
                 UPDATE sessions SET refresh_generation = $1, generation_issued_at = $2, last_refresh_at = $3, last_mint_at = $4,
                     user_agent = coalesce($5, user_agent), ip_address = coalesce($6, ip_address)
-                WHERE session_id = $7
+                WHERE session_id = $7 AND refresh_generation = $10 AND revoked_at IS NULL AND NOT user_deleted
+                    AND (expires_at IS NULL OR expires_at > $3) AND EXISTS (SELECT FROM owner)
+                RETURNING local_id
             )
-            UPDATE users SET last_refresh_at = $3 WHERE tenant_id = '' AND local_id = $8
+            UPDATE users SET last_refresh_at = $3 WHERE tenant_id = '' AND local_id = (SELECT local_id FROM session) RETURNING true
             """
         let binds: PostgresBindings
     }
