@@ -171,29 +171,8 @@ struct SessionsAndTokensTests {
         let database = try await TestDatabase.createMigrated()
         try await withServer(database: database) { http in
             let api = API(http: http)
-            /// Refreshes `token` while a transaction holds its owner's row, waits until the refresh is
-            /// blocked in its write (it has read and decided), runs `change` in that transaction and
-            /// commits; returns the refresh's answer.
             func refresh(_ token: String, of localID: String, across change: String) async throws -> TestHTTPClient.Reply {
-                try await TestDatabase.withClient(database) { client in
-                    let pending = try await client.withTransaction(logger: TestDatabase.logger) { connection in
-                        try await connection.query(
-                            "SELECT 1 FROM users WHERE local_id = \(localID) FOR UPDATE", logger: TestDatabase.logger)
-                        let pending = Task { try await api.refresh(token) }
-                        var waiting = 0
-                        for _ in 0..<100 where waiting == 0 {
-                            try await Task.sleep(for: .milliseconds(50))
-                            for try await count in try await client.query(
-                                "SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
-                                logger: TestDatabase.logger
-                            ).decode(Int.self) { waiting = count }
-                        }
-                        #expect(waiting == 1, "the refresh never waited on the owner's row")
-                        try await connection.query(PostgresQuery(unsafeSQL: change, binds: PostgresBindings()), logger: TestDatabase.logger)
-                        return pending
-                    }
-                    return try await pending.value
-                }
+                try await whileUserLocked(localID, in: database, run: { try await api.refresh(token) }, thenCommit: change)
             }
 
             // Revoked in between: the write does not apply; read again, the session is dead.
@@ -224,6 +203,58 @@ struct SessionsAndTokensTests {
             let next = try await api.refresh(current)
             #expect(next.status == 200)
             #expect(next.string("refresh_token") != current)
+        }
+    }
+
+    @Test("a password sign-in whose write finds the user changed since its read answers from the locked row: new password, disabled, revoked")
+    func signInLosesItsWrite() async throws {
+        let database = try await TestDatabase.createMigrated()
+        try await withServer(database: database) { http in
+            let api = API(http: http)
+            func signIn(_ email: String, of localID: String, across change: String) async throws -> TestHTTPClient.Reply {
+                try await whileUserLocked(
+                    localID, in: database,
+                    run: { try await api.client("signInWithPassword", ["email": email, "password": "secret-pass", "returnSecureToken": true]) },
+                    thenCommit: change)
+            }
+            func sessions(of localID: String) async throws -> Int {
+                try await TestDatabase.withClient(database) { client in
+                    var count = 0
+                    for try await n in try await client.query(
+                        "SELECT count(*)::int FROM sessions WHERE local_id = \(localID)", logger: TestDatabase.logger
+                    ).decode(Int.self) { count = n }
+                    return count
+                }
+            }
+
+            // The password changed after it was verified: the verified one is no longer the
+            // user's, so no session, and the sign-in is refused as a wrong password.
+            let alice = try await api.signUp("alice@example.com")
+            let changed = try await signIn(
+                "alice@example.com", of: alice.localID,
+                across: "UPDATE users SET credential_version = credential_version + 1 WHERE local_id = '\(alice.localID)'")
+            #expect(changed.errorCode == "INVALID_PASSWORD", "\(changed.json)")
+            #expect(try await sessions(of: alice.localID) == 1)
+
+            // Disabled in between: USER_DISABLED, no session.
+            let bob = try await api.signUp("bob@example.com")
+            let disabled = try await signIn(
+                "bob@example.com", of: bob.localID, across: "UPDATE users SET disabled = true WHERE local_id = '\(bob.localID)'")
+            #expect(disabled.errorCode == "USER_DISABLED", "\(disabled.json)")
+            #expect(try await sessions(of: bob.localID) == 1)
+
+            // Every session revoked in between, V moved past now: the sign-in happens after the
+            // revocation, so its token is issued at the new V and passes the revocation check (a
+            // token minted from the stale V would be TOKEN_REVOKED).
+            let carol = try await api.signUp("carol@example.com")
+            let revoked = try await signIn(
+                "carol@example.com", of: carol.localID,
+                across: "UPDATE users SET valid_since = extract(epoch FROM now())::bigint + 1 WHERE local_id = '\(carol.localID)'")
+            #expect(revoked.status == 200, "\(revoked.json)")
+            let token = try #require(revoked.string("idToken"))
+            let verified = try await api.admin("verifyIdToken", ["idToken": token, "checkRevoked": true])
+            #expect(verified.status == 200, "\(verified.json)")
+            #expect(try await sessions(of: carol.localID) == 2)
         }
     }
 

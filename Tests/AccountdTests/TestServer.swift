@@ -7,7 +7,9 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOHTTP1
+import PostgresNIO
 import Synchronization
+import Testing
 
 @testable import accountd
 
@@ -135,5 +137,32 @@ func withServer<T: Sendable>(
     let app = try await buildApplication(configuration, databaseURL: database, logger: TestDatabase.logger, clock: clock)
     return try await app.test(.live) { client in
         try await body(TestHTTPClient(port: client.port!))
+    }
+}
+
+/// Runs `request` while a transaction holds the row of user `localID`, waits until the request is
+/// blocked on that row (it has read and decided, and is writing), runs `change` in the transaction
+/// and commits; returns the request's answer. For optimistic writes that must notice the change.
+func whileUserLocked(
+    _ localID: String, in database: DatabaseURL, run request: @escaping @Sendable () async throws -> TestHTTPClient.Reply,
+    thenCommit change: String
+) async throws -> TestHTTPClient.Reply {
+    try await TestDatabase.withClient(database) { client in
+        let pending = try await client.withTransaction(logger: TestDatabase.logger) { connection in
+            try await connection.query("SELECT 1 FROM users WHERE local_id = \(localID) FOR UPDATE", logger: TestDatabase.logger)
+            let pending = Task { try await request() }
+            var waiting = 0
+            for _ in 0..<100 where waiting == 0 {
+                try await Task.sleep(for: .milliseconds(50))
+                for try await count in try await client.query(
+                    "SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+                    logger: TestDatabase.logger
+                ).decode(Int.self) { waiting = count }
+            }
+            #expect(waiting == 1, "the request never waited on the user's row")
+            try await connection.query(PostgresQuery(unsafeSQL: change, binds: PostgresBindings()), logger: TestDatabase.logger)
+            return pending
+        }
+        return try await pending.value
     }
 }

@@ -135,8 +135,7 @@ package struct AccountService: Sendable {
         let session = newSession(provider: "password", method: "password", client: client)
         do {
             let (signedIn, ticket) = try await store.startSession(
-                localID: user.localID, expectedCredentialVersion: user.credentialVersion, upgradedPassword: upgrade,
-                session: session, now: clock.now()
+                for: user, upgradedPassword: upgrade, session: session, now: clock.now()
             )
             return SignedIn(user: signedIn, tokens: try await mint(signedIn, session, ticket), isNewUser: false)
         } catch let error as AccountError where error.code == .invalidPassword || error.code == .userNotFound {

@@ -19,11 +19,12 @@ package protocol AccountStore: Sendable {
     /// `duplicateLocalID`.
     func createUser(_ user: UserRecord, session: NewSession?, now: Date) async throws -> (UserRecord, MintTicket?)
 
-    /// Signs an existing user in: the user must exist (`userNotFound`), still have the credential
-    /// version the caller verified (`invalidPassword`), and be enabled (`userDisabled`). Replaces an
-    /// imported hash by `upgradedPassword` (compare-and-swap on the version).
+    /// Signs in `user`, as the caller read it and verified its password: the user must still exist
+    /// (`userNotFound`), have the credential version the caller verified (`invalidPassword`), and be
+    /// enabled (`userDisabled`). Replaces an imported hash by `upgradedPassword` (compare-and-swap on
+    /// the version).
     func startSession(
-        localID: String, expectedCredentialVersion: Int64?, upgradedPassword: StoredPassword?, session: NewSession, now: Date
+        for user: UserRecord, upgradedPassword: StoredPassword?, session: NewSession, now: Date
     ) async throws -> (UserRecord, MintTicket)
 
     /// The refresh transaction of reference §3.3/§4.17.

@@ -35,30 +35,49 @@ extension PostgresAccountStore {
         }
     }
 
+    /// Optimistic first, as the refresh is: one statement updates `last_login_at` and inserts the
+    /// session, and applies only if the user is still enabled with the credential version and
+    /// `valid_since` the caller read (the password was verified against that version; the ID
+    /// token's `iat` is computed from that `valid_since`). That is 1 round trip instead of 5. The
+    /// token's other claims come from the caller's read, as a refresh's come from its unlocked
+    /// read. When the statement finds the user changed, or an imported hash is being upgraded, the
+    /// locked transaction decides and names the refusal.
     package func startSession(
-        localID: String, expectedCredentialVersion: Int64?, upgradedPassword: StoredPassword?, session: NewSession, now: Date
+        for read: UserRecord, upgradedPassword: StoredPassword?, session: NewSession, now: Date
     ) async throws -> (UserRecord, MintTicket) {
         try await translating {
-            try await client.withTransaction(logger: logger) { connection in
-                guard let user = try await Self.user(localID: localID, on: connection, logger: logger, lock: true) else {
+            if upgradedPassword == nil {
+                let (binds, ticket) = try Self.sessionBinds(session, localID: read.localID, validSince: read.validSince, now: now)
+                var write = binds
+                write.append(read.validSince)
+                write.append(read.credentialVersion)
+                var applied = false
+                for try await _ in try await client.execute(Prepared.SignInWrite(binds: write), logger: logger) { applied = true }
+                if applied {
+                    var updated = read
+                    updated.lastLoginAt = now
+                    return (updated, ticket)
+                }
+            }
+            return try await client.withTransaction(logger: logger) { connection in
+                guard let user = try await Self.user(localID: read.localID, on: connection, logger: logger, lock: true) else {
                     throw AccountError(.userNotFound)
                 }
-                if let expected = expectedCredentialVersion, expected != user.credentialVersion || user.password == nil {
+                if read.credentialVersion != user.credentialVersion || user.password == nil {
                     throw AccountError(.invalidPassword)
                 }
                 if user.disabled { throw AccountError(.userDisabled) }
                 if let upgradedPassword {
                     // Same credential version: the imported hash is swapped for the native one, not a change.
                     try await Self.writePassword(
-                        upgradedPassword, localID: localID, now: user.password?.updatedAt ?? now, on: connection, logger: logger)
+                        upgradedPassword, localID: user.localID, now: user.password?.updatedAt ?? now, on: connection, logger: logger)
                 }
                 var binds = PostgresBindings()
                 binds.append(now)
-                binds.append(localID)
+                binds.append(user.localID)
                 _ = try await connection.execute(Prepared.LastLogin(binds: binds), logger: logger)
                 let ticket = try await Self.insertSession(session, user: user, now: now, on: connection, logger: logger)
-                // The row is locked and only these two fields changed: no need to read it back on
-                // the sign-in hot path.
+                // The row is locked and only these two fields changed: no need to read it back.
                 var updated = user
                 updated.lastLoginAt = now
                 if let upgradedPassword, let credential = user.password {
@@ -185,10 +204,18 @@ extension PostgresAccountStore {
         async throws
         -> MintTicket
     {
-        let (issuedAt, mintAt) = RevocationRules.mint(now: now, validSince: user.validSince)
+        let (binds, ticket) = try sessionBinds(session, localID: user.localID, validSince: user.validSince, now: now)
+        _ = try await connection.execute(Prepared.SessionInsert(binds: binds), logger: logger)
+        return ticket
+    }
+
+    /// The binds of ``Prepared/SessionInsert`` (`$1`–`$11`, which ``Prepared/SignInWrite`` shares)
+    /// and the `iat` and `auth_time` of the session's first ID token.
+    static func sessionBinds(_ session: NewSession, localID: String, validSince: Int64, now: Date) throws -> (PostgresBindings, MintTicket) {
+        let (issuedAt, mintAt) = RevocationRules.mint(now: now, validSince: validSince)
         var binds = PostgresBindings()
         binds.append(session.sessionID)
-        binds.append(user.localID)
+        binds.append(localID)
         binds.append(now)
         binds.append(issuedAt)
         binds.append(session.signInProvider)
@@ -198,8 +225,7 @@ extension PostgresAccountStore {
         try binds.append(Data(session.salt))
         binds.append(session.keyID)
         binds.append(mintAt)
-        _ = try await connection.execute(Prepared.SessionInsert(binds: binds), logger: logger)
-        return MintTicket(issuedAt: issuedAt, authTime: issuedAt)
+        return (binds, MintTicket(issuedAt: issuedAt, authTime: issuedAt))
     }
 
     /// Reference §3.2 step 5 under the user's row lock: the caller's session is live and its token

@@ -163,6 +163,26 @@ enum Prepared {
         let binds: PostgresBindings
     }
 
+    /// A password sign-in in one statement: `$1`–`$11` as ``SessionInsert``, `$12` the
+    /// `valid_since` and `$13` the `credential_version` the caller read. Locks the user (then
+    /// inserts the session, whose foreign key needs the user's row: the same order as everywhere),
+    /// and writes only if the user is still enabled with both values unchanged; no row: it wrote
+    /// nothing.
+    struct SignInWrite: PreparedQuery {
+        static let sql = """
+            WITH owner AS (
+                UPDATE users SET last_login_at = $3
+                WHERE tenant_id = '' AND local_id = $2 AND NOT disabled AND valid_since = $12 AND credential_version = $13
+                RETURNING local_id
+            )
+            INSERT INTO sessions (session_id, local_id, created_at, auth_time, sign_in_provider, sign_in_method, user_agent, ip_address,
+                generation_issued_at, refresh_salt, refresh_key_id, last_mint_at)
+            SELECT $1, local_id, $3, $4, $5, $6, $7, $8, $3, $9, $10, $11 FROM owner
+            RETURNING true
+            """
+        let binds: PostgresBindings
+    }
+
     /// `$1` now, `$2` local id.
     struct LastLogin: PreparedQuery {
         static let sql = "UPDATE users SET last_login_at = $1 WHERE tenant_id = '' AND local_id = $2"
