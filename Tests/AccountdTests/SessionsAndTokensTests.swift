@@ -206,7 +206,8 @@ struct SessionsAndTokensTests {
         }
     }
 
-    @Test("a password sign-in whose write finds the user changed since its read answers from the locked row: new password, disabled, revoked")
+    @Test(
+        "a password sign-in whose write finds the user changed since its read answers from the locked row: new password, disabled, revoked")
     func signInLosesItsWrite() async throws {
         let database = try await TestDatabase.createMigrated()
         try await withServer(database: database) { http in
@@ -214,7 +215,9 @@ struct SessionsAndTokensTests {
             func signIn(_ email: String, of localID: String, across change: String) async throws -> TestHTTPClient.Reply {
                 try await whileUserLocked(
                     localID, in: database,
-                    run: { try await api.client("signInWithPassword", ["email": email, "password": "secret-pass", "returnSecureToken": true]) },
+                    run: {
+                        try await api.client("signInWithPassword", ["email": email, "password": "secret-pass", "returnSecureToken": true])
+                    },
                     thenCommit: change)
             }
             func sessions(of localID: String) async throws -> Int {

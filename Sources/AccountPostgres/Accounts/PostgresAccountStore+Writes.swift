@@ -211,7 +211,8 @@ extension PostgresAccountStore {
 
     /// The binds of ``Prepared/SessionInsert`` (`$1`–`$11`, which ``Prepared/SignInWrite`` shares)
     /// and the `iat` and `auth_time` of the session's first ID token.
-    static func sessionBinds(_ session: NewSession, localID: String, validSince: Int64, now: Date) throws -> (PostgresBindings, MintTicket) {
+    static func sessionBinds(_ session: NewSession, localID: String, validSince: Int64, now: Date) throws -> (PostgresBindings, MintTicket)
+    {
         let (issuedAt, mintAt) = RevocationRules.mint(now: now, validSince: validSince)
         var binds = PostgresBindings()
         binds.append(session.sessionID)
