@@ -35,29 +35,25 @@ extension PostgresAccountStore {
         }
     }
 
-    /// Optimistic first, as the refresh is: one statement updates `last_login_at` and inserts the
-    /// session, and applies only if the user is still enabled with the credential version and
-    /// `valid_since` the caller read (the password was verified against that version; the ID
-    /// token's `iat` is computed from that `valid_since`). That is 1 round trip instead of 5. The
-    /// token's other claims come from the caller's read, as a refresh's come from its unlocked
-    /// read. When the statement finds the user changed, or an imported hash is being upgraded, the
-    /// locked transaction decides and names the refusal.
+    /// Optimistic first, as the refresh is: ``signInWrite(_:as:now:on:logger:)`` applies only if
+    /// the user is still enabled with the credential version and `valid_since` the caller read (the
+    /// password was verified against that version; the ID token's `iat` is computed from that
+    /// `valid_since`). That is 1 round trip instead of 4. The token's other claims come from the
+    /// caller's read, as a refresh's come from its unlocked read. When the write finds the user
+    /// changed, or an imported hash is being upgraded, the locked transaction decides, names the
+    /// refusal, and then runs the same write under the lock.
     package func startSession(
         for read: UserRecord, upgradedPassword: StoredPassword?, session: NewSession, now: Date
     ) async throws -> (UserRecord, MintTicket) {
         try await translating {
-            if upgradedPassword == nil {
-                let (binds, ticket) = try Self.sessionBinds(session, localID: read.localID, validSince: read.validSince, now: now)
-                var write = binds
-                write.append(read.validSince)
-                write.append(read.credentialVersion)
-                var applied = false
-                for try await _ in try await client.execute(Prepared.SignInWrite(binds: write), logger: logger) { applied = true }
-                if applied {
-                    var updated = read
-                    updated.lastLoginAt = now
-                    return (updated, ticket)
-                }
+            if upgradedPassword == nil,
+                let ticket = try await client.withConnection({
+                    try await Self.signInWrite(session, as: read, now: now, on: $0, logger: logger)
+                })
+            {
+                var signedIn = read
+                signedIn.lastLoginAt = now
+                return (signedIn, ticket)
             }
             return try await client.withTransaction(logger: logger) { connection in
                 guard let user = try await Self.user(localID: read.localID, on: connection, logger: logger, lock: true) else {
@@ -67,25 +63,36 @@ extension PostgresAccountStore {
                     throw AccountError(.invalidPassword)
                 }
                 if user.disabled { throw AccountError(.userDisabled) }
-                if let upgradedPassword {
+                // The row is locked and only these fields change: no need to read it back.
+                var signedIn = user
+                if let upgradedPassword, let credential = user.password {
                     // Same credential version: the imported hash is swapped for the native one, not a change.
                     try await Self.writePassword(
-                        upgradedPassword, localID: user.localID, now: user.password?.updatedAt ?? now, on: connection, logger: logger)
+                        upgradedPassword, localID: user.localID, now: credential.updatedAt, on: connection, logger: logger)
+                    signedIn.password = PasswordCredential(stored: upgradedPassword, updatedAt: credential.updatedAt)
                 }
-                var binds = PostgresBindings()
-                binds.append(now)
-                binds.append(user.localID)
-                _ = try await connection.execute(Prepared.LastLogin(binds: binds), logger: logger)
-                let ticket = try await Self.insertSession(session, user: user, now: now, on: connection, logger: logger)
-                // The row is locked and only these two fields changed: no need to read it back.
-                var updated = user
-                updated.lastLoginAt = now
-                if let upgradedPassword, let credential = user.password {
-                    updated.password = PasswordCredential(stored: upgradedPassword, updatedAt: credential.updatedAt)
+                // What the write re-checks was just checked under the lock, so it applies.
+                guard let ticket = try await Self.signInWrite(session, as: user, now: now, on: connection, logger: logger) else {
+                    throw AccountError(.unavailable, "the sign-in's write did not apply under the user's lock")
                 }
-                return (updated, ticket)
+                signedIn.lastLoginAt = now
+                return (signedIn, ticket)
             }
         }
+    }
+
+    /// ``Prepared/SignInWrite`` for `user` as read: `last_login_at` and the new session, written
+    /// only if the user is still enabled with the same `valid_since` and credential version. The
+    /// session's first `iat` and `auth_time` when it wrote; nil when it wrote nothing.
+    static func signInWrite(_ session: NewSession, as user: UserRecord, now: Date, on connection: PostgresConnection, logger: Logger)
+        async throws -> MintTicket?
+    {
+        var (binds, ticket) = try sessionBinds(session, localID: user.localID, validSince: user.validSince, now: now)
+        binds.append(user.validSince)
+        binds.append(user.credentialVersion)
+        var applied = false
+        for try await _ in try await connection.execute(Prepared.SignInWrite(binds: binds), logger: logger) { applied = true }
+        return applied ? ticket : nil
     }
 
     package func update(

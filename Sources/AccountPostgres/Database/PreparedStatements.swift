@@ -155,12 +155,17 @@ enum Prepared {
     /// `$4` auth time, `$5` provider, `$6` method, `$7` user agent, `$8` IP address, `$9` refresh
     /// salt, `$10` refresh key id, `$11` mint instant.
     struct SessionInsert: PreparedQuery {
-        static let sql = """
+        static let sql = "\(insert) VALUES (\(values(owner: "$2")))"
+        let binds: PostgresBindings
+
+        /// The insert's head, which ``SignInWrite`` shares.
+        static let insert = """
             INSERT INTO sessions (session_id, local_id, created_at, auth_time, sign_in_provider, sign_in_method, user_agent, ip_address,
                 generation_issued_at, refresh_salt, refresh_key_id, last_mint_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $3, $9, $10, $11)
             """
-        let binds: PostgresBindings
+
+        /// The values of ``insert`` from `$1`–`$11`, with `owner` for the local id.
+        static func values(owner: String) -> String { "$1, \(owner), $3, $4, $5, $6, $7, $8, $3, $9, $10, $11" }
     }
 
     /// A password sign-in in one statement: `$1`–`$11` as ``SessionInsert``, `$12` the
@@ -175,17 +180,10 @@ enum Prepared {
                 WHERE tenant_id = '' AND local_id = $2 AND NOT disabled AND valid_since = $12 AND credential_version = $13
                 RETURNING local_id
             )
-            INSERT INTO sessions (session_id, local_id, created_at, auth_time, sign_in_provider, sign_in_method, user_agent, ip_address,
-                generation_issued_at, refresh_salt, refresh_key_id, last_mint_at)
-            SELECT $1, local_id, $3, $4, $5, $6, $7, $8, $3, $9, $10, $11 FROM owner
+            \(SessionInsert.insert)
+            SELECT \(SessionInsert.values(owner: "local_id")) FROM owner
             RETURNING true
             """
-        let binds: PostgresBindings
-    }
-
-    /// `$1` now, `$2` local id.
-    struct LastLogin: PreparedQuery {
-        static let sql = "UPDATE users SET last_login_at = $1 WHERE tenant_id = '' AND local_id = $2"
         let binds: PostgresBindings
     }
 
