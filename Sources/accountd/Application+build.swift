@@ -24,7 +24,9 @@ func buildApplication(
     let migrator = Migrator(migrations: migrations, client: postgres, logger: logger)
 
     let sealer = KeySealer(keyEncryptionKey: configuration.keyEncryptionKey)
-    let keyRing = RS256KeyRing(store: PostgresSigningKeyStore(client: postgres, logger: logger), sealer: sealer, now: { clock.now() })
+    let keyRing = RS256KeyRing(
+        store: PostgresSigningKeyStore(client: postgres, logger: logger), sealer: sealer, now: { clock.now() },
+        verifiedTokenCapacity: configuration.verifiedTokenCacheEntries)
     let refreshKeyID = "k" + sealer.kekID.prefix(8)
     let refreshCodec = HMACRefreshTokenCodec(
         masterKeys: [refreshKeyID: sealer.derive(info: "accountd refresh-token master v1", count: 32)],

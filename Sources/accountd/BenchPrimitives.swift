@@ -29,8 +29,10 @@ struct BenchPrimitives: AsyncParsableCommand {
             _ = try await hasher.verify("benchmark-password", against: stored)
         }
 
+        // No verified-token cache: every verify below checks the signature, as a first sight of a token does.
         let ring = RS256KeyRing(
-            store: MemorySigningKeyStore(), sealer: KeySealer(keyEncryptionKey: Array(repeating: 1, count: 32)), now: { Date() })
+            store: MemorySigningKeyStore(), sealer: KeySealer(keyEncryptionKey: Array(repeating: 1, count: 32)), now: { Date() },
+            verifiedTokenCapacity: 0)
         try await ring.ensureCurrentKey()
         let claims: [String: JSONValue] = ["sub": .string("benchmark-user"), "iat": .int(1_700_000_000), "exp": .int(1_700_003_600)]
         let sign = try await rate(seconds: seconds, workers: workers) { _ = try await ring.sign(claims: claims) }

@@ -82,6 +82,8 @@ struct Configuration: Sendable {
     var deliversEmail = true
     /// How long the previous refresh token stays tolerated (`ACCOUNTD_REFRESH_REUSE_GRACE_SECONDS`, 10).
     var refreshReuseGraceSeconds: Double = 10
+    /// How many verified ID tokens each replica remembers (`ACCOUNTD_ID_TOKEN_CACHE_ENTRIES`, 10,000; 0 = off).
+    var verifiedTokenCacheEntries = 10_000
     /// A folder whose `layout.html` and `messages.LANG.json` replace the action page's built-in ones (`ACCOUNTD_ACTION_TEMPLATES_DIR`).
     var actionTemplatesDirectory: String?
     /// An `https:` or `data:image/` logo shown on the action page (`ACCOUNTD_PRODUCT_LOGO_URL`).
@@ -243,6 +245,7 @@ extension Configuration {
         let minimumConnections = number("ACCOUNTD_DB_MIN_CONNECTIONS", maximumConnections, 0...maximumConnections)
         let keepAlive = number("ACCOUNTD_DB_KEEPALIVE_SECONDS", 0, 0...86400)
         let lockTimeout = number("ACCOUNTD_DB_LOCK_TIMEOUT_SECONDS", 5, 0...3600)
+        let tokenCache = number("ACCOUNTD_ID_TOKEN_CACHE_ENTRIES", 10_000, 0...10_000_000)
 
         if !problems.isEmpty {
             if !isDemo {
@@ -281,6 +284,7 @@ extension Configuration {
                 $0.key.hasPrefix("ACCOUNTD_MAIL_") || $0.key.hasPrefix("ACCOUNTD_SMTP_") || $0.key.hasPrefix("ACCOUNTD_WEBHOOK_")
             },
             refreshReuseGraceSeconds: Double(grace),
+            verifiedTokenCacheEntries: Int(tokenCache),
             actionTemplatesDirectory: input.environment["ACCOUNTD_ACTION_TEMPLATES_DIR"],
             productLogoURL: input.environment["ACCOUNTD_PRODUCT_LOGO_URL"]
         )

@@ -15,9 +15,10 @@ struct RS256KeyRingTests {
     let sealer = KeySealer(keyEncryptionKey: Array(repeating: 42, count: 32))
     let clock = TestClock()
 
-    func makeRing(sealer: KeySealer? = nil) -> RS256KeyRing {
+    func makeRing(sealer: KeySealer? = nil, verifiedTokenCapacity: Int = 10_000) -> RS256KeyRing {
         let clock = self.clock
-        return RS256KeyRing(store: store, sealer: sealer ?? self.sealer, now: { clock.now() })
+        return RS256KeyRing(
+            store: store, sealer: sealer ?? self.sealer, now: { clock.now() }, verifiedTokenCapacity: verifiedTokenCapacity)
     }
 
     func claims(subject: String = "user-1") -> [String: JSONValue] {
@@ -243,6 +244,67 @@ struct RS256KeyRingTests {
         #expect(try await stranger.verify(token)["sub"] == .string("user-1"))
         await #expect(throws: RS256KeyRing.KeyUnavailable.self) { try await stranger.sign(claims: claims()) }
         #expect(await store.allRecords.count == 1)
+    }
+
+    @Test("a verified token is remembered by its exact bytes until its exp; altered bytes are checked afresh and refused")
+    func verifiedTokenCache() async throws {
+        let ring = makeRing()
+        try await ring.ensureCurrentKey()
+        let issuedAt = Int64(clock.now().timeIntervalSince1970)
+        let claims = claims().merging(["iat": .int(issuedAt), "exp": .int(issuedAt + 600)]) { $1 }
+        let token = try await ring.sign(claims: claims)
+        #expect(ring.verifiedTokens.count == 0)
+        #expect(try await ring.verify(token) == claims)
+        #expect(ring.verifiedTokens.count == 1)
+        #expect(try await ring.verify(token) == claims)
+        #expect(ring.verifiedTokens.count == 1)
+
+        // Held under the SHA-256 of the whole token: any other bytes are checked afresh.
+        let parts = token.split(separator: ".").map(String.init)
+        let signature = Array(parts[2].utf8)
+        let flipped = String(
+            decoding: signature.dropLast() + [signature.last == UInt8(ascii: "A") ? UInt8(ascii: "Q") : UInt8(ascii: "A")], as: UTF8.self)
+        let otherPayload = TestBase64URL.encode(Array(#"{"sub":"admin","exp":9999999999}"#.utf8))
+        for altered in [parts[0] + "." + otherPayload + "." + parts[2], parts[0] + "." + parts[1] + "." + flipped, token + " "] {
+            await #expect(throws: AccountError(.invalidIDToken)) { try await ring.verify(altered) }
+        }
+        #expect(ring.verifiedTokens.count == 1)
+
+        // At its exp the entry leaves and is not stored again (callers refuse the token as expired).
+        clock.advance(600)
+        #expect(try await ring.verify(token) == claims)
+        #expect(ring.verifiedTokens.count == 0)
+    }
+
+    @Test("a remembered token stops verifying once its key is no longer published")
+    func verifiedTokenCacheAfterKeyRemoval() async throws {
+        let ring = makeRing()
+        try await ring.ensureCurrentKey()
+        let token = try await ring.sign(claims: claims())
+        #expect(try await ring.verify(token)["sub"] == .string("user-1"))
+        #expect(ring.verifiedTokens.count == 1)
+        try await ring.rotateNow(retiredLifetime: 60)
+        #expect(try await ring.verify(token)["sub"] == .string("user-1"))
+        clock.advance(61)
+        await #expect(throws: AccountError(.invalidIDToken)) { try await ring.verify(token) }
+    }
+
+    @Test("the verified-token cache holds at most its capacity, and nothing at capacity 0")
+    func verifiedTokenCacheCapacity() async throws {
+        let ring = makeRing(verifiedTokenCapacity: 8)
+        try await ring.ensureCurrentKey()
+        let off = makeRing(verifiedTokenCapacity: 0)
+        try await off.ensureCurrentKey()
+        var tokens: [String] = []
+        for index in 0..<20 { tokens.append(try await ring.sign(claims: claims(subject: "user-\(index)"))) }
+        for (index, token) in tokens.enumerated() {
+            #expect(try await ring.verify(token)["sub"] == .string("user-\(index)"))
+            #expect(ring.verifiedTokens.count <= 8)
+            #expect(try await off.verify(token)["sub"] == .string("user-\(index)"))
+        }
+        // Full, it drops an eighth (here 1) to make room: it stays at its capacity.
+        #expect(ring.verifiedTokens.count == 8)
+        #expect(off.verifiedTokens.count == 0)
     }
 }
 

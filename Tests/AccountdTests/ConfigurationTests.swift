@@ -87,6 +87,16 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("the verified-token cache holds 10,000 tokens by default; 0 turns it off; a negative size is refused")
+    func verifiedTokenCache() throws {
+        #expect(try Configuration(ConfigurationInput().merged(withEnvironment: [:])).verifiedTokenCacheEntries == 10_000)
+        let off = try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_ID_TOKEN_CACHE_ENTRIES": "0"]))
+        #expect(off.verifiedTokenCacheEntries == 0)
+        #expect(throws: ConfigurationError.self) {
+            try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_ID_TOKEN_CACHE_ENTRIES": "-1"]))
+        }
+    }
+
     @Test("the connection pool is warm by default; its size, minimum and keep-alive are configurable")
     func databasePool() throws {
         let defaults = try Configuration(ConfigurationInput().merged(withEnvironment: [:])).databasePool

@@ -402,6 +402,39 @@ struct SessionsAndTokensTests {
         }
     }
 
+    @Test("a token verified before is checked again on every call: disable, revocation and expiry still refuse it")
+    func verifiedTokenRechecked() async throws {
+        let clock = ShiftedClock()
+        try await withServer(database: try await TestDatabase.createMigrated(), clock: clock) { http in
+            let api = API(http: http)
+            let alice = try await api.signUp("alice@example.com")
+            let first = try await api.admin("verifyIdToken", ["idToken": alice.idToken, "checkRevoked": true])
+            #expect(first.status == 200)
+            // The second call takes the remembered signature and answers the same.
+            let second = try await api.admin("verifyIdToken", ["idToken": alice.idToken, "checkRevoked": true])
+            #expect(second.status == 200)
+            #expect(NSDictionary(dictionary: second.json) == NSDictionary(dictionary: first.json))
+            #expect(try await api.client("lookup", ["idToken": alice.idToken]).status == 200)
+
+            _ = try await api.admin("update", ["localId": alice.localID, "disableUser": true])
+            #expect(try await api.admin("verifyIdToken", ["idToken": alice.idToken, "checkRevoked": true]).errorCode == "USER_DISABLED")
+            #expect(try await api.admin("verifyIdToken", ["idToken": alice.idToken]).status == 200)
+            #expect(try await api.client("lookup", ["idToken": alice.idToken]).errorCode == "USER_DISABLED")
+            _ = try await api.admin("update", ["localId": alice.localID, "disableUser": false])
+
+            let bob = try await api.signUp("bob@example.com")
+            #expect(try await api.admin("verifyIdToken", ["idToken": bob.idToken, "checkRevoked": true]).status == 200)
+            _ = try await api.admin("revokeSessions", ["localId": bob.localID])
+            #expect(try await api.admin("verifyIdToken", ["idToken": bob.idToken, "checkRevoked": true]).errorCode == "ID_TOKEN_REVOKED")
+
+            let carol = try await api.signUp("carol@example.com")
+            #expect(try await api.admin("verifyIdToken", ["idToken": carol.idToken, "checkRevoked": true]).status == 200)
+            clock.advance(3600)
+            #expect(try await api.admin("verifyIdToken", ["idToken": carol.idToken]).errorCode == "TOKEN_EXPIRED")
+            #expect(try await api.client("lookup", ["idToken": carol.idToken]).errorCode == "INVALID_ID_TOKEN")
+        }
+    }
+
     @Test("checklist 63, 73: disable then enable; delete leaves tombstones that answer USER_NOT_FOUND")
     func disableAndDelete() async throws {
         try await withServer(database: try await TestDatabase.createMigrated()) { http in

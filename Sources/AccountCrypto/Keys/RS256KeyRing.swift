@@ -62,6 +62,8 @@ package actor RS256KeyRing: TokenSigner {
     private let sealer: KeySealer
     let now: @Sendable () -> Date
     private let reloadInterval: TimeInterval
+    /// Tokens whose signature was already checked; see ``VerifiedTokenCache``.
+    nonisolated package let verifiedTokens: VerifiedTokenCache
     /// Unknown-`kid` and retried reloads happen at most this often.
     private let minimumReloadSpacing: TimeInterval = 1
 
@@ -77,13 +79,16 @@ package actor RS256KeyRing: TokenSigner {
     private var loadedAt: Date? { published.withLock { $0?.loadedAt } }
 
     /// Creates a ring over `store`; `sealer` opens the stored private keys, `now` is the clock.
+    /// `verifiedTokenCapacity` bounds how many verified ID tokens are remembered (0: none).
     package init(
-        store: any SigningKeyStore, sealer: KeySealer, now: @escaping @Sendable () -> Date, reloadInterval: TimeInterval = 30
+        store: any SigningKeyStore, sealer: KeySealer, now: @escaping @Sendable () -> Date, reloadInterval: TimeInterval = 30,
+        verifiedTokenCapacity: Int = 10_000
     ) {
         self.store = store
         self.sealer = sealer
         self.now = now
         self.reloadInterval = reloadInterval
+        self.verifiedTokens = VerifiedTokenCache(capacity: verifiedTokenCapacity)
     }
 
     /// base64url (no padding) of the first 16 bytes of SHA-256 over a DER SubjectPublicKeyInfo.
@@ -156,6 +161,11 @@ package actor RS256KeyRing: TokenSigner {
         // Bytes, not Characters: String.split walks grapheme clusters, which profiling showed
         // costing more than the JSON in this function.
         let bytes = Array(token.utf8)
+        let seconds = Int64(now().timeIntervalSince1970.rounded(.down))
+        let cacheKey = verifiedTokens.capacity > 0 ? VerifiedTokenCache.key(bytes) : nil
+        if let cacheKey, let hit = verifiedTokens.entry(cacheKey, now: seconds), publishedKey(kid: hit.kid) != nil {
+            return hit.payload
+        }
         guard let firstDot = bytes.firstIndex(of: UInt8(ascii: ".")),
             let secondDot = bytes[(firstDot + 1)...].firstIndex(of: UInt8(ascii: ".")),
             !bytes[(secondDot + 1)...].contains(UInt8(ascii: ".")),
@@ -175,6 +185,7 @@ package actor RS256KeyRing: TokenSigner {
             ),
             case .object(let payload)? = try? JSONValue.parse(payloadBytes)
         else { throw invalid }
+        if let cacheKey { verifiedTokens.store(cacheKey, kid: kid, payload: payload, now: seconds) }
         return payload
     }
 
