@@ -305,6 +305,19 @@ struct RS256KeyRingTests {
         // Full, it drops an eighth (here 1) to make room: it stays at its capacity.
         #expect(ring.verifiedTokens.count == 8)
         #expect(off.verifiedTokens.count == 0)
+
+        // When full, expired tokens are the first to go: all 8 expire, the next one finds room.
+        let soon = makeRing(verifiedTokenCapacity: 8)
+        try await soon.ensureCurrentKey()
+        let issuedAt = Int64(clock.now().timeIntervalSince1970)
+        for index in 0..<8 {
+            let shortLived = claims(subject: "short-\(index)").merging(["iat": .int(issuedAt), "exp": .int(issuedAt + 10)]) { $1 }
+            _ = try await soon.verify(try await soon.sign(claims: shortLived))
+        }
+        #expect(soon.verifiedTokens.count == 8)
+        clock.advance(10)
+        _ = try await soon.verify(try await soon.sign(claims: claims(subject: "later")))
+        #expect(soon.verifiedTokens.count == 1)
     }
 }
 

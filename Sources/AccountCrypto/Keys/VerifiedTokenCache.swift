@@ -10,7 +10,8 @@ import Synchronization
 /// to this payload". Entries are keyed by the SHA-256 of the whole token, so a hit means the same
 /// bytes. Every caller still checks the claims, the expiry and the revocation state on every call;
 /// the ring still checks on every hit that `kid` is a live published key. Entries leave at the
-/// token's `exp`; when the cache is full, expired entries go first, then an arbitrary eighth.
+/// token's `exp`; when the cache is full, expired entries go first, then arbitrary ones until an
+/// eighth of it is free.
 package final class VerifiedTokenCache: Sendable {
     struct Entry: Sendable {
         let kid: String
@@ -29,8 +30,8 @@ package final class VerifiedTokenCache: Sendable {
     }
 
     /// The key a token is held under.
-    static func key(_ token: some Collection<UInt8>) -> SHA256Digest {
-        SHA256.hash(data: Array(token))
+    static func key(_ token: [UInt8]) -> SHA256Digest {
+        SHA256.hash(data: token)
     }
 
     /// The entry for `key` if there is one that has not expired at `now` (seconds since 1970).
@@ -52,9 +53,12 @@ package final class VerifiedTokenCache: Sendable {
         let entry = Entry(kid: kid, payload: payload, expires: expires)
         entries.withLock { entries in
             if entries[key] == nil, entries.count >= capacity {
+                // Make room for an eighth at once, so that a full cache is swept once per eighth of
+                // its capacity, not on every insert.
                 entries = entries.filter { $0.value.expires > now }
-                if entries.count >= capacity {
-                    for victim in Array(entries.keys.prefix(max(1, capacity / 8))) { entries.removeValue(forKey: victim) }
+                let excess = entries.count - (capacity - max(1, capacity / 8))
+                if excess > 0 {
+                    for victim in Array(entries.keys.prefix(excess)) { entries.removeValue(forKey: victim) }
                 }
             }
             entries[key] = entry
