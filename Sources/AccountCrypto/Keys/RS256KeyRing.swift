@@ -162,7 +162,7 @@ package actor RS256KeyRing: TokenSigner {
         // costing more than the JSON in this function.
         let bytes = Array(token.utf8)
         let seconds = Int64(now().timeIntervalSince1970.rounded(.down))
-        let cacheKey = verifiedTokens.capacity > 0 ? VerifiedTokenCache.key(bytes) : nil
+        let cacheKey = verifiedTokens.key(bytes)
         if let cacheKey, let hit = verifiedTokens.entry(cacheKey, now: seconds), publishedKey(kid: hit.kid) != nil {
             return hit.payload
         }

@@ -21,23 +21,22 @@ package final class VerifiedTokenCache: Sendable {
     }
 
     private let entries = Mutex<[SHA256Digest: Entry]>([:])
-    /// The most tokens held; 0 turns the cache off.
-    package let capacity: Int
+    /// The most tokens held; 0 turns the cache off (``key(_:)`` gives no key).
+    private let capacity: Int
 
     /// A cache of at most `capacity` tokens (0: nothing is cached).
     package init(capacity: Int) {
         self.capacity = max(0, capacity)
     }
 
-    /// The key a token is held under.
-    static func key(_ token: [UInt8]) -> SHA256Digest {
-        SHA256.hash(data: token)
+    /// The key `token` is held under; nil when the cache is off, which then skips the hashing too.
+    func key(_ token: [UInt8]) -> SHA256Digest? {
+        capacity > 0 ? SHA256.hash(data: token) : nil
     }
 
     /// The entry for `key` if there is one that has not expired at `now` (seconds since 1970).
     func entry(_ key: SHA256Digest, now: Int64) -> Entry? {
-        guard capacity > 0 else { return nil }
-        return entries.withLock { entries in
+        entries.withLock { entries in
             guard let entry = entries[key] else { return nil }
             guard entry.expires > now else {
                 entries.removeValue(forKey: key)
@@ -49,7 +48,7 @@ package final class VerifiedTokenCache: Sendable {
 
     /// Remembers a verified token whose `exp` lies after `now`; tokens without one are not held.
     func store(_ key: SHA256Digest, kid: String, payload: [String: JSONValue], now: Int64) {
-        guard capacity > 0, let expires = payload["exp"]?.intValue, expires > now else { return }
+        guard let expires = payload["exp"]?.intValue, expires > now else { return }
         let entry = Entry(kid: kid, payload: payload, expires: expires)
         entries.withLock { entries in
             if entries[key] == nil, entries.count >= capacity {
