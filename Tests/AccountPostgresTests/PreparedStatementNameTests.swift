@@ -1,6 +1,7 @@
-@testable import AccountPostgres
 import PostgresNIO
 import Testing
+
+@testable import AccountPostgres
 
 /// The names prepared statements go by on each connection: PostgreSQL keeps one plan per name, so
 /// two statements sharing a name would run each other's SQL.
