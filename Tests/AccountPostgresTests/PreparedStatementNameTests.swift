@@ -9,8 +9,15 @@ import Testing
     @Test func namesAreTheQualifiedTypeNames() {
         #expect(Prepared.UserByEmail.name == String(reflecting: Prepared.UserByEmail.self))
         #expect(Prepared.UserByEmail.name.hasSuffix("Prepared.UserByEmail"))
-        // Worked out once, then the same on every execution.
-        #expect(Prepared.UserByEmail.name == Prepared.UserByEmail.name)
+    }
+
+    /// PostgresNIO asks for the name through its own protocol; that must reach the remembered
+    /// name, not its default, which works the name out again on every execution.
+    @Test func postgresNIOReadsTheRememberedName() {
+        let type: any PostgresPreparedStatement.Type = Prepared.EmailLinkLogin.self
+        let name = type.name
+        #expect(name == String(reflecting: Prepared.EmailLinkLogin.self))
+        #expect(PreparedStatementNames.isRemembered(Prepared.EmailLinkLogin.self))
     }
 
     @Test func statementsDoNotShareNames() {

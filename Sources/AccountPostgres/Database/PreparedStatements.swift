@@ -33,6 +33,11 @@ enum PreparedStatementNames {
         names.withLock { $0[key] = name }
         return name
     }
+
+    /// Whether the type's name has been worked out (for tests: PostgresNIO reads it through this).
+    static func isRemembered(_ type: any PreparedQuery.Type) -> Bool {
+        names.withLock { $0[ObjectIdentifier(type)] != nil }
+    }
 }
 
 /// The prepared statements of the store (names are the type names, unique per connection).
