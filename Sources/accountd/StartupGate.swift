@@ -45,7 +45,7 @@ struct GatedService: Service {
     let inner: any Service
 
     func run() async throws {
-        let opened = await cancelWhenGracefulShutdown { await gate.wait() } ?? false
+        let opened = await cancelWhenGracefulShutdown { await gate.wait() }
         guard opened, !Task.isCancelled, !Task.isShuttingDownGracefully else { return }
         try await inner.run()
     }
