@@ -398,16 +398,21 @@ def report(work):
         rows.append((label, figure, measured, ref_label, ref_value, ratio, ("≥ " if at_least else "≤ ") + f"{target:g}", ok))
         return ratio
 
-    def paired(measured, references):
-        """The median of the per-repeat ratios, when both sides have one figure per repeat: repeat r of
-        a workload runs next to repeat r of its reference, so that pair saw the same host. The median
-        of each side can come from different repeats, minutes apart. None (the ratio of the medians
-        is used) when the sides do not pair up."""
+    def repeat_ratios(measured, references):
+        """Repeat r of a workload over repeat r of its reference, when both sides have one figure per
+        repeat: the two ran next to each other, so that pair saw the same host (the median of each
+        side can come from different repeats, minutes apart). None when the sides do not pair up."""
         if not measured or len(measured) != len(references):
             return None
         if any(m is None for m in measured) or not all(references):
             return None
-        return median(m / r for m, r in zip(measured, references))
+        return [m / r for m, r in zip(measured, references)]
+
+    def paired(measured, references, fallback=None):
+        """The median of ``repeat_ratios``; `fallback` when the sides do not pair up (``check`` then
+        takes the ratio of the medians)."""
+        pairs = repeat_ratios(measured, references)
+        return median(pairs) if pairs else fallback
 
     def per_repeat(entry, key):
         return [r[key] for r in entry["repeats"]]
@@ -428,10 +433,10 @@ def report(work):
     if "verify-first" in w and "trivial" in w:
         # Informative: every verification checks the signature (the verified-token cache off).
         first, trivial = w["verify-first"], w["trivial"]
-        ratios["verify, cache off / trivial req/s"] = (
-            paired(per_repeat(first, "reqPerSec"), per_repeat(trivial, "reqPerSec")) or first["reqPerSec"] / trivial["reqPerSec"])
-        ratios["verify, cache off p99 / trivial p99"] = (
-            paired(per_repeat(first, "p99ms"), per_repeat(trivial, "p99ms")) or first["p99ms"] / trivial["p99ms"])
+        ratios["verify, cache off / trivial req/s"] = paired(
+            per_repeat(first, "reqPerSec"), per_repeat(trivial, "reqPerSec"), first["reqPerSec"] / trivial["reqPerSec"])
+        ratios["verify, cache off p99 / trivial p99"] = paired(
+            per_repeat(first, "p99ms"), per_repeat(trivial, "p99ms"), first["p99ms"] / trivial["p99ms"])
         rows.append(("  same, token cache off", "req/s", first["reqPerSec"], "trivial route req/s", trivial["reqPerSec"],
                      ratios["verify, cache off / trivial req/s"], "", None))
         rows.append(("", "p99 ms", first["p99ms"], "trivial p99 ms", trivial["p99ms"],
@@ -441,12 +446,12 @@ def report(work):
         # and the ratio is the median of those pairs: the median sign-in and the median reference
         # can come from different repeats, minutes apart.
         around = raw["argon2idVerifiesAroundSignInPerRepeat"] or per_repeat(raw, "argon2idVerifiesPerSecond")
-        if len(around) == len(w["signin"]["repeats"]):
-            ratios["signin / raw argon2id verify, per repeat"] = [
-                p["reqPerSec"] / ref for p, ref in zip(w["signin"]["repeats"], around)]
+        pairs = repeat_ratios(per_repeat(w["signin"], "reqPerSec"), around)
+        if pairs:
+            ratios["signin / raw argon2id verify, per repeat"] = pairs
         ratios["signin / raw argon2id verify"] = check(
             "password sign-in", "req/s", w["signin"]["reqPerSec"], "raw argon2id verify/s (around)",
-            raw["argon2idVerifiesAroundSignIn"], 0.9, ratio=paired(per_repeat(w["signin"], "reqPerSec"), around))
+            raw["argon2idVerifiesAroundSignIn"], 0.9, ratio=median(pairs) if pairs else None)
     if "refresh" in w and raw:
         ref, label = raw["rs256SignsPerSecond"], "min(RS256, pgbench): RS256 sign/s"
         if "refresh" in pgbench and pgbench["refresh"]["tps"] < ref:
