@@ -48,6 +48,9 @@ extension APIRoutes {
         let update = UpdateRPC.endpoint(service.accounts)
         rpcs["update"] = RPCEndpoint { call in
             if let code = try call.body.nonEmptyString("oobCode") {
+                // A token sent along must verify: a caller that sends one and gets a code applied
+                // despite it being forged or revoked would take the refusal for a success.
+                if let idToken = try call.body.nonEmptyString("idToken") { _ = try await service.accounts.authenticate(idToken) }
                 return try WireEncoding.response(try await ApplyActionCodeRPC.respond(service, call: call, code: code, access: access))
             }
             return try await update.handler(call)

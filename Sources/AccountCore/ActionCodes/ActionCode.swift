@@ -100,9 +100,15 @@ package struct ActionCodeRecord: Sendable, Equatable {
     package var lang: String
     package var expiresAt: Date
     package var usedAt: Date?
+    /// For `RECOVER_EMAIL`: whether the address it restores was verified before the change.
+    package var restoreEmailVerified: Bool
 
     /// Creates a record.
-    package init(kind: ActionCodeKind, localID: String?, email: String, newEmail: String?, lang: String, expiresAt: Date, usedAt: Date?) {
+    package init(
+        kind: ActionCodeKind, localID: String?, email: String, newEmail: String?, lang: String, expiresAt: Date, usedAt: Date?,
+        restoreEmailVerified: Bool = false
+    ) {
+        self.restoreEmailVerified = restoreEmailVerified
         self.kind = kind
         self.localID = localID
         self.email = email

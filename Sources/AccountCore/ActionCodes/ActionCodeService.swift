@@ -75,9 +75,11 @@ package struct ActionCodeService: Sendable {
 
         // Step 6: the ID token.
         var user: UserRecord?
+        var session: SessionGuard?
         if let idToken = request.idToken, kind == .verifyEmail || kind == .verifyAndChangeEmail {
             let caller = try await accounts.authenticate(idToken)
             if kind == .verifyAndChangeEmail && !request.isAdmin { try accounts.requireRecentLogin(caller) }
+            session = caller.sessionGuard
             user = try await accounts.store.user(localID: caller.localID)
             guard user != nil else { throw AccountError(.userNotFound) }
         }
@@ -106,6 +108,11 @@ package struct ActionCodeService: Sendable {
             }
         case .emailSignIn:
             user = try await accounts.store.user(email: email!)
+            // A disabled account's link could never complete; refuse it as a reset is refused.
+            if let found = user, found.disabled {
+                if hide { return SendResult(email: email!) }
+                throw AccountError(.userDisabled)
+            }
         case .recoverEmail:
             break
         }
@@ -123,7 +130,11 @@ package struct ActionCodeService: Sendable {
                 kind: kind.emailKind, to: newEmail ?? email!, link: link, lang: request.lang, productName: settings.productName,
                 newEmail: newEmail
             )
-        try await store.store([OutgoingCode(code: code, email: message)])
+        // The code is written under the user's lock, only if what it was decided on still holds.
+        let precondition = user.map {
+            IssuePrecondition(localID: $0.localID, session: session, credentialVersion: $0.credentialVersion, email: email!)
+        }
+        try await store.store(OutgoingCode(code: code, email: message), precondition: precondition)
         return SendResult(email: email!, oobCode: request.returnOobLink ? code.code : nil, oobLink: request.returnOobLink ? link : nil)
     }
 
@@ -189,6 +200,9 @@ package struct ActionCodeService: Sendable {
                 throw AccountError(.invalidEmail, "The email provided does not match the sign-in email address.")
             }
             let caller = try await accounts.authenticate(idToken)
+            // Linking changes the account's identity: it needs a recent sign-in, as an email or
+            // password change does; an old session or a stolen refresh token is not enough.
+            try accounts.requireRecentLogin(caller)
             linkTo = (caller.localID, caller.sessionGuard)
             if let current = try await accounts.store.user(localID: caller.localID), let old = current.email, old != email {
                 recover = recoverNotice(localID: caller.localID, currentEmail: email, oldEmail: old, lang: record.lang, apiKey: apiKey)

@@ -3,8 +3,10 @@ public import Foundation
 /// Storage of email action codes and the changes they make, each one transaction (PostgreSQL).
 /// Codes are looked up by the hash of their plaintext; the plaintext is never stored.
 package protocol ActionCodeStore: Sendable {
-    /// Stores the codes and queues their emails in one transaction.
-    func store(_ codes: [OutgoingCode]) async throws
+    /// Stores a code and queues its email in one transaction. A code for an existing user is
+    /// written under that user's row lock, after `precondition` is checked again there, and retires
+    /// the user's earlier unspent codes of its kind.
+    func store(_ code: OutgoingCode, precondition: IssuePrecondition?) async throws
     /// Reads a code without consuming it.
     func code(_ code: String) async throws -> ActionCodeRecord?
     /// Applies a `VERIFY_EMAIL`, `VERIFY_AND_CHANGE_EMAIL` or `RECOVER_EMAIL` code (reference §4.7 A).
@@ -43,5 +45,27 @@ package struct EmailLinkCompletion: Sendable {
         self.session = session
         self.recover = recover
         self.now = now
+    }
+}
+
+/// What a code for an existing user was decided on, checked again under the user's row lock in the
+/// transaction that writes the code: a change of identity committed in between (the stripping rule,
+/// a password change, an email change, a revocation) refuses the code instead of letting it outlive
+/// that change.
+package struct IssuePrecondition: Sendable, Equatable {
+    package var localID: String
+    /// The caller's session, when an ID token asked for the code: still live, token not older than V.
+    package var session: SessionGuard?
+    /// The user's credential version as read (every strip and password change moves it).
+    package var credentialVersion: Int64
+    /// The user's address as read (the code is bound to it).
+    package var email: String
+
+    /// Creates a precondition.
+    package init(localID: String, session: SessionGuard?, credentialVersion: Int64, email: String) {
+        self.localID = localID
+        self.session = session
+        self.credentialVersion = credentialVersion
+        self.email = email
     }
 }

@@ -10,12 +10,19 @@ extension PostgresAccountStore: ActionCodeStore {
         Data(SHA256.hash(data: Data(code.utf8)))
     }
 
-    package func store(_ codes: [OutgoingCode]) async throws {
+    package func store(_ code: OutgoingCode, precondition: IssuePrecondition?) async throws {
         try await translating {
             try await client.withTransaction(logger: logger) { connection in
-                for outgoing in codes {
-                    try await Self.insert(outgoing, on: connection, logger: logger)
+                if let precondition {
+                    guard let user = try await Self.user(localID: precondition.localID, on: connection, logger: logger, lock: true) else {
+                        throw AccountError(.userNotFound)
+                    }
+                    if let session = precondition.session { try await Self.check(session, user: user, on: connection, logger: logger) }
+                    guard user.credentialVersion == precondition.credentialVersion, user.email == precondition.email else {
+                        throw AccountError(.unavailable, "The account changed while the code was made; retry.")
+                    }
                 }
+                try await Self.insert(code, on: connection, logger: logger)
             }
         }
     }
@@ -50,9 +57,13 @@ extension PostgresAccountStore: ActionCodeStore {
                     if let owner = try await Self.localID(ofEmail: target, on: connection, logger: logger), owner != localID {
                         throw AccountError(.emailExists)
                     }
+                    // A change proves the new mailbox; a recovery gives back the old address as it
+                    // was, so an unproven address stays unproven (and the stripping rule still
+                    // applies to whoever proves it later).
+                    let verified = record.kind == .verifyAndChangeEmail || record.restoreEmailVerified
                     try await connection.query(
                         """
-                        UPDATE users SET email = \(target), email_verified = true, email_link_signin = false,
+                        UPDATE users SET email = \(target), email_verified = \(verified), email_link_signin = false,
                             initial_email = coalesce(initial_email, email)
                         WHERE tenant_id = '' AND local_id = \(localID)
                         """,
@@ -60,7 +71,7 @@ extension PostgresAccountStore: ActionCodeStore {
                     )
                     _ = try await Self.revokeAll(user: user, reason: .emailChanged, now: now, on: connection, logger: logger)
                     if record.kind == .verifyAndChangeEmail, let recover {
-                        try await Self.insert(recover, on: connection, logger: logger)
+                        try await Self.insert(recover, restoreEmailVerified: user.emailVerified, on: connection, logger: logger)
                     }
                 default:
                     throw AccountError(.invalidOOBCode)
@@ -145,7 +156,9 @@ extension PostgresAccountStore: ActionCodeStore {
                     )
                     if let old = user.email, old != completion.email {
                         _ = try await Self.revokeAll(user: user, reason: .emailChanged, now: now, on: connection, logger: logger)
-                        if let recover = completion.recover { try await Self.insert(recover, on: connection, logger: logger) }
+                        if let recover = completion.recover {
+                            try await Self.insert(recover, restoreEmailVerified: user.emailVerified, on: connection, logger: logger)
+                        }
                     }
                 } else if var user = try await Self.user(email: completion.email, on: connection, logger: logger, lock: true) {
                     if user.disabled { throw AccountError(.userDisabled) }
@@ -215,13 +228,30 @@ extension PostgresAccountStore: ActionCodeStore {
         )
     }
 
-    static func insert(_ outgoing: OutgoingCode, on connection: PostgresConnection, logger: Logger) async throws {
+    /// Writes a code (and queues its email). An earlier unspent code of the same kind for the same
+    /// user is retired first, as Firebase answers it `INVALID_OOB_CODE` once a newer one was sent;
+    /// sign-in codes for an address with no account yet belong to no user and are all kept (the
+    /// first completion creates the account, reference §7 item 37). `restoreEmailVerified` is, for a
+    /// recover code, whether the address it restores was verified before the change.
+    static func insert(
+        _ outgoing: OutgoingCode, restoreEmailVerified: Bool? = nil, on connection: PostgresConnection, logger: Logger
+    ) async throws {
         let code = outgoing.code
+        if let localID = code.localID {
+            try await connection.query(
+                """
+                UPDATE action_codes SET used_at = \(code.createdAt), used_reason = 'SUPERSEDED'
+                WHERE tenant_id = '' AND local_id = \(localID) AND kind = \(code.kind.rawValue) AND used_at IS NULL
+                """,
+                logger: logger
+            )
+        }
         try await connection.query(
             """
-            INSERT INTO action_codes (code_hash, kind, local_id, email, new_email, settings, lang, created_at, expires_at)
+            INSERT INTO action_codes (code_hash, kind, local_id, email, new_email, settings, lang, created_at, expires_at,
+                restore_email_verified)
             VALUES (\(hash(code.code)), \(code.kind.rawValue), \(code.localID), \(code.email), \(code.newEmail),
-                \(code.settingsJSON)::jsonb, \(code.lang), \(code.createdAt), \(code.expiresAt))
+                \(code.settingsJSON)::jsonb, \(code.lang), \(code.createdAt), \(code.expiresAt), \(restoreEmailVerified))
             """,
             logger: logger
         )
@@ -256,11 +286,12 @@ extension PostgresAccountStore: ActionCodeStore {
     /// The first row of ``Prepared/ActionCode``'s columns.
     private static func decodeCode(_ rows: some AsyncSequence<PostgresRow, any Error>) async throws -> ActionCodeRecord? {
         for try await row in rows {
-            let (kind, localID, email, newEmail, lang, expiresAt, usedAt) = try row.decode(
-                (String, String?, String, String?, String, Date, Date?).self)
+            let (kind, localID, email, newEmail, lang, expiresAt, usedAt, restoreVerified) = try row.decode(
+                (String, String?, String, String?, String, Date, Date?, Bool?).self)
             guard let kind = ActionCodeKind(rawValue: kind) else { return nil }
             return ActionCodeRecord(
-                kind: kind, localID: localID, email: email, newEmail: newEmail, lang: lang, expiresAt: expiresAt, usedAt: usedAt)
+                kind: kind, localID: localID, email: email, newEmail: newEmail, lang: lang, expiresAt: expiresAt, usedAt: usedAt,
+                restoreEmailVerified: restoreVerified ?? false)
         }
         return nil
     }

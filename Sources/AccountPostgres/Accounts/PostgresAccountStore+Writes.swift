@@ -105,7 +105,9 @@ extension PostgresAccountStore {
                 }
                 if let guardSession { try await Self.check(guardSession, user: user, on: connection, logger: logger) }
                 try await Self.apply(change, to: user, now: now, on: connection, logger: logger)
-                for notice in change.notices { try await Self.insert(notice, on: connection, logger: logger) }
+                for notice in change.notices {
+                    try await Self.insert(notice, restoreEmailVerified: user.emailVerified, on: connection, logger: logger)
+                }
                 var reason: RevokeReason?
                 if change.password != nil {
                     reason = .passwordChanged

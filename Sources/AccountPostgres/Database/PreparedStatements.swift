@@ -153,7 +153,10 @@ enum Prepared {
 
     /// `$1` SHA-256 of an action code.
     struct ActionCode: PreparedQuery {
-        static let sql = "SELECT kind, local_id, email, new_email, lang, expires_at, used_at FROM action_codes WHERE code_hash = $1"
+        static let sql = """
+            SELECT kind, local_id, email, new_email, lang, expires_at, used_at, restore_email_verified FROM action_codes
+            WHERE code_hash = $1
+            """
         let binds: PostgresBindings
     }
 
@@ -170,7 +173,7 @@ enum Prepared {
     struct ActionCodeSpend: PreparedQuery {
         static let sql = """
             UPDATE action_codes SET used_at = $1, used_reason = 'APPLIED' WHERE code_hash = $2 AND used_at IS NULL
-            RETURNING kind, local_id, email, new_email, lang, expires_at, NULL::timestamptz
+            RETURNING kind, local_id, email, new_email, lang, expires_at, NULL::timestamptz, restore_email_verified
             """
         let binds: PostgresBindings
     }
