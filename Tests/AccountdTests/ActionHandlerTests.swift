@@ -112,7 +112,27 @@ struct ActionHandlerTests {
         #expect(renderer.messages.language(for: "xx") == "en")
     }
 
-    @Test("verifyEmail: the link marks the account verified, a second use gets the invalid page")
+    /// The text of an escaped attribute value.
+    static func unescape(_ value: String) -> String {
+        var text = value
+        for (entity, character) in [("&quot;", "\""), ("&#39;", "'"), ("&lt;", "<"), ("&gt;", ">"), ("&amp;", "&")] {
+            text = text.replacingOccurrences(of: entity, with: character)
+        }
+        return text
+    }
+
+    /// POSTs the confirmation form of `page` (as a person's click does) and returns the answer.
+    static func confirm(_ http: TestHTTPClient, _ page: TestHTTPClient.Reply) async throws -> TestHTTPClient.Reply {
+        let html = Self.html(page)
+        #expect(html.contains("action=\"/__/auth/action/apply\""))
+        var fields: [(String, String)] = []
+        for name in ["oobCode", "csrf", "apiKey", "lang", "continueUrl"] {
+            if let value = Self.field(name, in: html) { fields.append((name, Self.unescape(value))) }
+        }
+        return try await http.send(.POST, "/__/auth/action/apply", body: Self.form(fields), headers: Self.formHeaders)
+    }
+
+    @Test("verifyEmail: the link asks first, only the form's POST verifies, a second use gets the invalid page")
     func verifyEmail() async throws {
         let database = try await TestDatabase.createMigrated()
         try await withServer(database: database) { http in
@@ -121,10 +141,18 @@ struct ActionHandlerTests {
             #expect(try await Self.emailVerified(api, alice.localID) == false)
             let (code, path) = try await Self.link(
                 api, "VERIFY_EMAIL", "alice@example.com", ["continueUrl": "https://app.example.com/home"])
-            // A HEAD (mail scanners, link previews) does not spend the code.
+            // A HEAD or a GET (mail scanners, link previews) spends nothing.
             #expect(try await http.send(.HEAD, path).status == 200)
+            let page = try await http.get(path)
+            #expect(page.status == 200)
+            Self.expectHeaders(page)
+            #expect(Self.html(page).contains("Verify your email"))
+            #expect(Self.html(page).contains("alice@example.com"))
+            #expect(!Self.html(page).contains("<script"))
+            #expect(try await http.get(path).status == 200, "fetching the link again still asks")
             #expect(try await Self.emailVerified(api, alice.localID) == false)
-            let reply = try await http.get(path)
+
+            let reply = try await Self.confirm(http, page)
             let html = Self.html(reply)
             #expect(reply.status == 200)
             Self.expectHeaders(reply)
@@ -142,6 +170,7 @@ struct ActionHandlerTests {
             Self.expectHeaders(again)
             #expect(Self.html(again).contains("This link is no longer valid"))
             #expect(!Self.html(again).contains(code))
+            #expect(try await Self.confirm(http, page).status == 400, "the form of a spent code applies nothing")
         }
     }
 
@@ -183,8 +212,10 @@ struct ActionHandlerTests {
             )
             #expect(wrong.status == 403)
             #expect(!Self.html(wrong).contains(code))
-            // A token for another code is refused too.
-            let (otherCode, _) = try await Self.link(api, "PASSWORD_RESET", "bob@example.com")
+            // A token for another code is refused too (another user's: a newer code of Bob's would
+            // retire this one).
+            _ = try await api.signUp("carol@example.com", "old-password")
+            let (otherCode, _) = try await Self.link(api, "PASSWORD_RESET", "carol@example.com")
             let swapped = try await http.send(
                 .POST, post, body: Self.form([("oobCode", otherCode), ("csrf", token), ("newPassword", "new-password")]),
                 headers: Self.formHeaders
@@ -253,7 +284,20 @@ struct ActionHandlerTests {
             let api = API(http: http)
             let dana = try await api.signUp("dana@example.com")
             let (code, path) = try await Self.link(api, "VERIFY_AND_CHANGE_EMAIL", "dana@example.com", ["newEmail": "dana.new@example.com"])
-            let changed = try await http.get(path)
+            let asked = try await http.get(path)
+            #expect(Self.html(asked).contains("Change your sign-in email"))
+            #expect(Self.html(asked).contains("dana.new@example.com"))
+            let unchanged = try await api.admin("lookup", ["localId": [dana.localID]]).json["users"] as? [[String: Any]]
+            #expect(unchanged?.first?["email"] as? String == "dana@example.com", "a GET changes nothing")
+            // The form's token is bound to its code: another code's token is refused.
+            let forgedApply = try await http.send(
+                .POST, "/__/auth/action/apply",
+                body: Self.form([
+                    ("oobCode", code), ("csrf", ActionPageCSRF(key: Array(repeating: 1, count: 32)).token(purpose: "apply", value: code)),
+                ]),
+                headers: Self.formHeaders)
+            #expect(forgedApply.status == 403)
+            let changed = try await Self.confirm(http, asked)
             #expect(changed.status == 200)
             Self.expectHeaders(changed)
             #expect(Self.html(changed).contains("Your email has been changed"))
@@ -272,7 +316,9 @@ struct ActionHandlerTests {
             let link = try #require(body.split(whereSeparator: \.isWhitespace).first { $0.contains("mode=recoverEmail") })
             let recoverPath = try Self.path(String(link))
             let recoverCode = try #require(Self.formFields(recoverPath)["oobCode"])
-            let recovered = try await http.get(recoverPath)
+            let recoverPage = try await http.get(recoverPath)
+            #expect(Self.html(recoverPage).contains("Restore your sign-in email"))
+            let recovered = try await Self.confirm(http, recoverPage)
             let html = Self.html(recovered)
             #expect(recovered.status == 200)
             Self.expectHeaders(recovered)

@@ -6,9 +6,10 @@ import Logging
 import NIOCore
 
 extension APIRoutes {
-    /// The default email action handler (reference §1.6, issue 7): `GET /__/auth/action` applies or
-    /// checks the link's code through ``ActionCodeService`` and renders a page;
-    /// `POST /__/auth/action/resetPassword` sets the new password and
+    /// The default email action handler (reference §1.6, issue 7): `GET /__/auth/action` checks the
+    /// link's code through ``ActionCodeService`` and renders a page that says what the link will do,
+    /// spending nothing (mail scanners fetch every link); `POST /__/auth/action/apply` applies a
+    /// verify, change or recover code; `POST /__/auth/action/resetPassword` sets the new password and
     /// `POST /__/auth/action/sendPasswordReset` sends a reset email after an email recovery. Both
     /// forms carry a CSRF token bound to what they act on, signed under `csrfKey`.
     package mutating func addActionHandler(
@@ -29,6 +30,9 @@ extension APIRoutes {
         )
         fixed[ActionHandler.path] = FixedRoute(method: .get) { request, context in
             await handler.show(request, logger: context.logger)
+        }
+        fixed[ActionHandler.path + "/apply"] = FixedRoute(method: .post) { request, context in
+            await handler.submitApply(request, logger: context.logger)
         }
         fixed[ActionHandler.path + "/resetPassword"] = FixedRoute(method: .post) { request, context in
             await handler.submitReset(request, logger: context.logger)
@@ -77,14 +81,11 @@ struct ActionHandler: Sendable {
         do {
             guard let record = try await service.store.code(code), record.kind == kind else { throw AccountError(.invalidOOBCode) }
             switch kind {
-            case .verifyEmail, .verifyAndChangeEmail:
-                let user = try await service.apply(code: code, apiKey: parameters.apiKey)
-                let prefix = kind == .verifyEmail ? "verifyEmail" : "change"
-                return done("\(prefix).title", body: text("\(prefix).body", lang, email: user.email ?? record.email), parameters)
-            case .recoverEmail:
-                let user = try await service.apply(code: code, apiKey: parameters.apiKey)
-                let email = user.email ?? record.newEmail ?? record.email
-                return recovered(email: email, parameters)
+            case .verifyEmail, .verifyAndChangeEmail, .recoverEmail:
+                // Only a person's click applies it (the POST below, with this page's CSRF token):
+                // a GET is what link scanners and previews send, and no script submits the form.
+                try record.requireUsable(kinds: [kind], now: service.accounts.clock.now())
+                return confirmForm(kind: kind, code: code, email: record.newEmail ?? record.email, parameters)
             case .passwordReset:
                 _ = try await service.resetPassword(code: code, newPassword: nil)
                 return resetForm(code: code, email: record.email, error: nil, parameters)
@@ -98,6 +99,27 @@ struct ActionHandler: Sendable {
     }
 
     // MARK: POST
+
+    func submitApply(_ request: Request, logger: Logger) async -> Response {
+        let parameters = parse(await Self.formBody(request))
+        let lang = parameters.lang
+        guard let code = parameters["oobCode"] else { return failure("error.missing", 400, lang) }
+        guard csrf.verify(parameters["csrf"], purpose: "apply", value: code) else { return failure("error.csrf", 403, lang) }
+        if parameters.fields["continueUrl"] != nil && parameters.continueURL == nil { return failure("error.continue", 400, lang) }
+        do {
+            guard let record = try await service.store.code(code) else { throw AccountError(.invalidOOBCode) }
+            let user = try await service.apply(code: code, apiKey: parameters.apiKey)
+            switch record.kind {
+            case .verifyEmail, .verifyAndChangeEmail:
+                let prefix = record.kind == .verifyEmail ? "verifyEmail" : "change"
+                return done("\(prefix).title", body: text("\(prefix).body", lang, email: user.email ?? record.email), parameters)
+            default:
+                return recovered(email: user.email ?? record.newEmail ?? record.email, parameters)
+            }
+        } catch {
+            return failure(error, lang, logger)
+        }
+    }
 
     func submitReset(_ request: Request, logger: Logger) async -> Response {
         let parameters = parse(await Self.formBody(request))
@@ -186,6 +208,27 @@ struct ActionHandler: Sendable {
                 <input type="hidden" name="csrf" value="\(e(csrf.token(purpose: "sendPasswordReset", value: email)))">
                 <input type="hidden" name="lang" value="\(e(parameters.rawLang))">
                 \(hiddenContinue(parameters))<button type="submit">\(e(renderer.messages.text("recover.submit", lang)))</button>
+                </form>
+
+                """
+        return renderer.page(status: .ok, lang: lang, title: title, content: content)
+    }
+
+    /// What a verify, change or recover link will do, and the button that does it.
+    func confirmForm(kind: ActionCodeKind, code: String, email: String, _ parameters: Parameters) -> Response {
+        let lang = parameters.lang
+        let e = ActionPageRenderer.escape
+        let prefix = ["VERIFY_EMAIL": "verifyEmail", "VERIFY_AND_CHANGE_EMAIL": "change"][kind.rawValue] ?? "recover"
+        let title = renderer.messages.text("\(prefix).confirm.title", lang)
+        let content =
+            heading(title, icon: "info") + """
+                <p>\(text("\(prefix).confirm.body", lang, email: email))</p>
+                <form method="post" action="\(Self.path)/apply">
+                <input type="hidden" name="oobCode" value="\(e(code))">
+                <input type="hidden" name="csrf" value="\(e(csrf.token(purpose: "apply", value: code)))">
+                <input type="hidden" name="apiKey" value="\(e(parameters.apiKey))">
+                <input type="hidden" name="lang" value="\(e(parameters.rawLang))">
+                \(hiddenContinue(parameters))<button type="submit">\(e(renderer.messages.text("\(prefix).confirm.submit", lang)))</button>
                 </form>
 
                 """
