@@ -86,7 +86,10 @@ package struct APIResponder: HTTPResponder {
         logger: Logger
     ) async throws -> Response {
         let caller = try resolveCaller(request, projectScoped: project != nil, pathProject: project)
-        var body = try await Self.readBody(request, limit: endpoint.maxBodyBytes)
+        // Who may call is decided before a byte of the body is read: a refused caller's body is
+        // never buffered nor parsed (Hummingbird discards it as it arrives).
+        if case .client = caller, endpoint.access == .adminOnly { throw AccountError(.insufficientPermission) }
+        var body = try await Self.readBody(request, limit: Self.bodyLimit(endpoint, caller: caller), form: false)
         if request.method == .get {
             // GET RPCs (batchGet) carry their fields as query parameters.
             var fields = body.fields
@@ -99,11 +102,8 @@ package struct APIResponder: HTTPResponder {
             _ = tenant
             throw AccountError(.unsupportedTenantOperation)
         }
-        if case .client = caller {
-            if endpoint.access == .adminOnly { throw AccountError(.insufficientPermission) }
-            if let target = try body.nonEmptyString("targetProjectId"), target != access.projectID {
-                throw AccountError(.insufficientPermission, "Only authenticated requests can specify target_project_id.")
-            }
+        if case .client = caller, let target = try body.nonEmptyString("targetProjectId"), target != access.projectID {
+            throw AccountError(.insufficientPermission, "Only authenticated requests can specify target_project_id.")
         }
         let call = RPCCall(
             caller: caller,
@@ -127,7 +127,7 @@ package struct APIResponder: HTTPResponder {
     ) async throws -> Response {
         guard let key = Self.apiKey(request) else { throw APIError.missingAPIKey }
         guard access.accepts(apiKey: key) else { throw APIError.invalidAPIKey }
-        let body = try await Self.readBody(request, limit: endpoint.maxBodyBytes)
+        let body = try await Self.readBody(request, limit: endpoint.maxBodyBytes, form: true)
         let call = RPCCall(
             caller: .client(apiKey: key),
             projectID: access.projectID,
@@ -173,8 +173,24 @@ package struct APIResponder: HTTPResponder {
         return nil
     }
 
-    /// Reads the body up to `limit` bytes: JSON, or a form for `application/x-www-form-urlencoded`.
-    private static func readBody(_ request: Request, limit: Int) async throws -> RPCBody {
+    /// The most a client (API key) may send to any RPC; admins get the route's own limit (16 MiB
+    /// for `batchCreate`).
+    static let clientBodyLimit = 1 << 20
+
+    /// The body limit of `endpoint` for `caller`.
+    static func bodyLimit(_ endpoint: RPCEndpoint, caller: Caller) -> Int {
+        caller.isAdmin ? endpoint.maxBodyBytes : min(endpoint.maxBodyBytes, clientBodyLimit)
+    }
+
+    /// Reads the body up to `limit` bytes: JSON, or with `form` (the token route only, reference
+    /// §1.2) a form for `application/x-www-form-urlencoded`. Everywhere else a form body, which any
+    /// web page can make a visitor's browser send without a CORS preflight, is refused.
+    private static func readBody(_ request: Request, limit: Int, form: Bool) async throws -> RPCBody {
+        let contentType = request.headers[.contentType]?.lowercased() ?? ""
+        let isForm = contentType.hasPrefix("application/x-www-form-urlencoded")
+        if !contentType.isEmpty, !contentType.hasPrefix("application/json"), !contentType.hasPrefix("text/plain"), !(form && isForm) {
+            throw APIError.invalidJSON("Content-Type \(contentType.prefix(60)) is not supported; send application/json.")
+        }
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: limit)
@@ -184,14 +200,7 @@ package struct APIResponder: HTTPResponder {
             throw APIError.payloadTooLarge(limit: limit)
         }
         let data = Data(buffer.readableBytesView)
-        let contentType = request.headers[.contentType]?.lowercased() ?? ""
-        if contentType.hasPrefix("application/x-www-form-urlencoded") {
-            return RPCBody(form: data)
-        }
-        if !contentType.isEmpty, !contentType.hasPrefix("application/json"), !contentType.hasPrefix("text/plain") {
-            throw APIError.invalidJSON("Content-Type \(contentType.prefix(60)) is not supported; send application/json.")
-        }
-        return try RPCBody(json: data)
+        return isForm ? RPCBody(form: data) : try RPCBody(json: data)
     }
 
     private static func preflight(_ request: Request) -> Response {
