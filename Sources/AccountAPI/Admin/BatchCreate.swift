@@ -44,8 +44,14 @@ enum BatchCreateRPC {
                 user.customAttributes = try item.string("customAttributes")
                 user.createdAt = try item.int64("createdAt")
                 user.lastLoginAt = try item.int64("lastLoginAt")
-                user.passwordHash = try item.nonEmptyString("passwordHash").flatMap(Base64URL.decode)
-                user.salt = try item.nonEmptyString("salt").flatMap(Base64URL.decode)
+                for (name, raw) in [("passwordHash", try item.nonEmptyString("passwordHash")), ("salt", try item.nonEmptyString("salt"))] {
+                    guard let raw else { continue }
+                    guard let bytes = Base64URL.decode(raw) else {
+                        user.fault = user.fault ?? "\(name) is not valid base64"
+                        continue
+                    }
+                    if name == "passwordHash" { user.passwordHash = bytes } else { user.salt = bytes }
+                }
                 user.rawPassword = try item.nonEmptyString("rawPassword")
                 for provider in try item.objects("providerUserInfo") ?? [] {
                     guard let id = try provider.string("providerId"), let raw = try provider.string("rawId") else { continue }

@@ -40,6 +40,8 @@ extension AccountError.Code {
         case .invalidClaims: "INVALID_CLAIMS"
         case .claimsTooLarge: "CLAIMS_TOO_LARGE"
         case .forbiddenClaim: "FORBIDDEN_CLAIM"
+        case .invalidProfileAttribute: "INVALID_PROFILE_ATTRIBUTE"
+        case .invalidArgument: "INVALID_ARGUMENT"
         case .invalidPageSelection: "INVALID_PAGE_SELECTION"
         case .sessionNotFound: "SESSION_NOT_FOUND"
         case .invalidDuration: "INVALID_DURATION"

@@ -14,6 +14,10 @@ enum LookupRPC {
                 for list in [ids, emails, phones] where list.count > 100 {
                     throw AccountError(.invalidIdentifier, "At most 100 identifiers of each kind")
                 }
+                // Nothing to look up is a malformed request, as production answers it, not "nobody".
+                if ids.isEmpty && emails.isEmpty && phones.isEmpty && !body.has("federatedUserId") && !body.has("initialEmail") {
+                    throw AccountError(.missingIDToken)
+                }
                 let users = try await service.store.users(
                     localIDs: ids, emails: emails.compactMap(EmailAddress.normalize), phoneNumbers: phones
                 )

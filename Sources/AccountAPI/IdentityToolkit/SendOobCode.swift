@@ -24,7 +24,8 @@ enum SendOobCodeRPC {
             request.isAdmin = call.caller.isAdmin
             request.lang = call.locale.flatMap { $0.isEmpty ? nil : String($0.prefix(35)) } ?? "en"
             var settings = ActionCodeSettings()
-            settings.continueURL = try body.nonEmptyString("continueUrl")
+            // An empty continueUrl is not an absent one: production answers INVALID_CONTINUE_URI.
+            settings.continueURL = try body.string("continueUrl")
             settings.canHandleCodeInApp = try body.bool("canHandleCodeInApp") ?? false
             settings.iOSBundleID = try body.nonEmptyString("iOSBundleId") ?? body.nonEmptyString("iosBundleId")
             settings.iOSAppStoreID = try body.nonEmptyString("iOSAppStoreId") ?? body.nonEmptyString("iosAppStoreId")

@@ -29,6 +29,11 @@ enum UpdateRPC {
         "emailVerified", "disableUser", "phoneNumber", "customAttributes", "createdAt", "lastLoginAt", "linkProviderUserInfo",
     ]
 
+    /// `deleteAttribute`'s enum (only `DISPLAY_NAME` and `PHOTO_URL` can be deleted).
+    static let attributeNames: Set<String> = [
+        "USER_ATTRIBUTE_NAME_UNSPECIFIED", "EMAIL", "DISPLAY_NAME", "PROVIDER", "PHOTO_URL", "PASSWORD", "RAW_USER_INFO",
+    ]
+
     static func endpoint(_ service: AccountService) -> RPCEndpoint {
         RPCEndpoint { call in
             let body = call.body
@@ -43,6 +48,12 @@ enum UpdateRPC {
             input.displayName = try body.string("displayName")
             input.photoURL = try body.string("photoUrl")
             input.deleteAttributes = try body.strings("deleteAttribute") ?? []
+            // An enum field (reference §1.2): a name outside Identity Toolkit's enum is a type error.
+            if let (index, name) = input.deleteAttributes.enumerated().first(where: { !attributeNames.contains($0.element) }) {
+                throw APIError.invalidJSON(
+                    "Invalid value at 'delete_attribute[\(index)]' (type.googleapis.com/google.cloud.identitytoolkit.v1.SetAccountInfoRequest.UserAttributeName), \"\(name.prefix(64))\""
+                )
+            }
             input.deleteProviders = try body.strings("deleteProvider") ?? []
             input.validSince = try body.int64("validSince")
             input.emailVerified = try body.bool("emailVerified")

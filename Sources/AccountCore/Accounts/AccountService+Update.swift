@@ -142,13 +142,22 @@ extension AccountService {
             guard validSince >= 0 else { throw AccountError(.unexpectedParameter, "validSince") }
             change.revokeAll = true
         }
-        if let name = input.displayName { change.displayName = .set(name) }
-        if let photo = input.photoURL { change.photoURL = .set(photo) }
+        if let name = input.displayName {
+            try ProfileAttribute.checkDisplayName(name)
+            change.displayName = .set(name)
+        }
+        if let photo = input.photoURL {
+            try ProfileAttribute.checkPhotoURL(photo)
+            change.photoURL = .set(photo)
+        }
         for attribute in input.deleteAttributes {
             switch attribute {
             case "DISPLAY_NAME": change.displayName = .clear
             case "PHOTO_URL": change.photoURL = .clear
-            default: break
+            default:
+                // What cannot be deleted this way (the email, the password, providers) is refused,
+                // never answered with a silent success.
+                throw AccountError(.invalidArgument, "deleteAttribute \(attribute.prefix(64)) cannot be deleted; use deleteProvider")
             }
         }
         change.deleteProviders = input.deleteProviders

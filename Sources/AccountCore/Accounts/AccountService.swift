@@ -76,6 +76,7 @@ package struct AccountService: Sendable {
         let email = try Self.requireEmail(rawEmail)
         guard let password else { throw AccountError(.missingPassword) }
         try settings.passwordPolicy.check(password)
+        try displayName.map(ProfileAttribute.checkDisplayName)
         let now = clock.now()
         var user = newUser(localID: LocalID.generate(random), now: now)
         user.email = email
@@ -97,6 +98,8 @@ package struct AccountService: Sendable {
             return email
         }
         if let password { try settings.passwordPolicy.check(password) }
+        try displayName.map(ProfileAttribute.checkDisplayName)
+        try photoURL.map(ProfileAttribute.checkPhotoURL)
         if let phoneNumber, !PhoneNumber.isValid(phoneNumber) {
             throw AccountError(.invalidPhoneNumber, "Invalid format.")
         }

@@ -91,6 +91,35 @@ package enum LocalID {
     }
 }
 
+/// Profile attributes as production bounds them: `displayName` at most 256 UTF-16 code units,
+/// `photoUrl` at most 2048, neither holding a control character (a NUL would reach PostgreSQL).
+package enum ProfileAttribute {
+    /// The longest display name, in UTF-16 code units (as the SDKs and production count).
+    package static let displayNameLimit = 256
+    /// The longest photo URL, in UTF-16 code units.
+    package static let photoURLLimit = 2048
+
+    /// `INVALID_PROFILE_ATTRIBUTE : Display name too long.` and the like.
+    package static func checkDisplayName(_ value: String) throws(AccountError) {
+        try check(value, limit: displayNameLimit, name: "Display name")
+    }
+
+    /// `INVALID_PROFILE_ATTRIBUTE : Photo URL too long.` and the like.
+    package static func checkPhotoURL(_ value: String) throws(AccountError) {
+        try check(value, limit: photoURLLimit, name: "Photo URL")
+    }
+
+    private static func check(_ value: String, limit: Int, name: String) throws(AccountError) {
+        guard value.utf16.count <= limit else { throw AccountError(.invalidProfileAttribute, "\(name) too long.") }
+        guard !containsControl(value) else { throw AccountError(.invalidProfileAttribute, "\(name) contains a control character.") }
+    }
+
+    /// Whether `value` holds a C0 or C1 control character or DEL.
+    package static func containsControl(_ value: String) -> Bool {
+        value.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+    }
+}
+
 /// Password rules of reference §1.5 (configurable minimum).
 package struct PasswordPolicy: Sendable, Equatable {
     /// Fewest characters (Firebase: 6).
@@ -107,12 +136,14 @@ package struct PasswordPolicy: Sendable, Equatable {
         self.maximumLength = maximumLength
     }
 
-    /// Throws `WEAK_PASSWORD` or `PASSWORD_DOES_NOT_MEET_REQUIREMENTS`.
+    /// Throws `WEAK_PASSWORD` or `PASSWORD_DOES_NOT_MEET_REQUIREMENTS`. Lengths are UTF-16 code
+    /// units, as the SDKs and production count them (an emoji is two).
     package func check(_ password: String) throws(AccountError) {
-        if password.count < minimumLength {
+        let length = password.utf16.count
+        if length < minimumLength {
             throw AccountError(.weakPassword, "Password should be at least \(minimumLength) characters")
         }
-        if password.count > maximumLength {
+        if length > maximumLength {
             throw AccountError(
                 .passwordTooLong,
                 "Missing password requirements: [Password may contain at most \(maximumLength) characters]"

@@ -16,6 +16,9 @@ package struct ImportedUser: Sendable {
     package var salt: [UInt8]?
     package var rawPassword: String?
     package var providers: [FederatedIdentity] = []
+    /// A field the wire form could not decode (`passwordHash` that is not base64): the record is
+    /// refused with this message instead of being imported without it.
+    package var fault: String?
 
     /// An empty user.
     package init() {}
@@ -87,6 +90,7 @@ extension AdminService {
     }
 
     private func record(for imported: ImportedUser, request: ImportRequest, now: Date) async throws -> UserRecord {
+        if let fault = imported.fault { throw AccountError(.invalidArgument, fault) }
         guard let localID = imported.localID, LocalID.isValid(localID) else {
             throw AccountError(.invalidLocalID, "localId is missing or invalid")
         }
@@ -106,6 +110,8 @@ extension AdminService {
                 throw AccountError(error.code, "custom claims are invalid: \(error.code.rawValue)")
             }
         }
+        try imported.displayName.map(ProfileAttribute.checkDisplayName)
+        try imported.photoURL.map(ProfileAttribute.checkPhotoURL)
         user.emailVerified = imported.emailVerified
         user.displayName = imported.displayName
         user.photoURL = imported.photoURL

@@ -14,7 +14,10 @@ package struct AccountError: Error, Hashable, Sendable, CustomStringConvertible 
         case invalidPhoneNumber, phoneNumberExists
         case missingIDToken, invalidIDToken, missingOOBCode, invalidOOBCode, expiredOOBCode
         case missingRefreshToken, invalidRefreshToken, missingGrantType, invalidGrantType
-        case invalidClaims, claimsTooLarge, forbiddenClaim
+        case invalidClaims, claimsTooLarge, forbiddenClaim, invalidProfileAttribute
+        /// A field whose value is well-typed but not acceptable (an unknown `deleteAttribute`, text
+        /// PostgreSQL cannot store).
+        case invalidArgument
         case invalidPageSelection, sessionNotFound, invalidDuration, localIDListExceedsLimit
         // Accounts and credentials
         case emailExists, emailNotFound, userNotFound, userDisabled

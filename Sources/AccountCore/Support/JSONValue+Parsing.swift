@@ -6,8 +6,10 @@
 /// the server's CPU there. This parser reads each value once and keeps the same meaning: an
 /// integer that fits Int64 is `.int`, any other number `.double`.
 extension JSONValue {
-    /// The deepest nesting accepted, as a guard against stack exhaustion.
-    package static let maximumDepth = 512
+    /// The deepest nesting accepted, far below what the stack holds (every parse, and every walk
+    /// of the value after it, recurses once per level). The deepest body Firebase's SDKs send nests
+    /// 4 levels (`batchCreate` users → providerUserInfo); custom claims get the rest.
+    package static let maximumDepth = 32
 
     /// Why a document was refused; `offset` is the byte where parsing stopped.
     package struct SyntaxError: Error, Equatable, CustomStringConvertible {

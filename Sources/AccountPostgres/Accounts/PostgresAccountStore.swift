@@ -288,6 +288,10 @@ package struct PostgresAccountStore: AccountStore {
             case "users_pkey": return AccountError(.duplicateLocalID)
             default: return error
             }
+        case "22021", "22P05", "22P02", "22025":
+            // Text PostgreSQL cannot hold (a NUL, bytes invalid in UTF-8, a bad escape): the
+            // request's fault, whichever field the validation before missed.
+            return AccountError(.invalidArgument, "A field holds characters that cannot be stored.")
         case "55P03", "40P01", "40001", "57014":
             return AccountError(.unavailable, "The account is busy, retry shortly.")
         default:
