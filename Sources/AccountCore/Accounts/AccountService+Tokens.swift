@@ -75,8 +75,9 @@ extension AccountService {
     /// The session's revocation state, from this replica's cache or the database.
     func sessionState(_ sessionID: String) async throws -> SessionState? {
         if let cached = cache.state(forSession: sessionID) { return cached }
+        let fill = cache.beginFill()
         guard let state = try await store.sessionState(sessionID: sessionID) else { return nil }
-        cache.store(state, forSession: sessionID)
+        cache.store(state, forSession: sessionID, since: fill)
         return state
     }
 

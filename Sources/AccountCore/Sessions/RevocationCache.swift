@@ -34,6 +34,15 @@ package final class RevocationCache: Sendable {
     private struct Contents {
         var bySession: [String: Entry] = [:]
         var sessionsByUser: [String: Set<String>] = [:]
+        /// Moves on every invalidation: a fill that read the database before the latest one may
+        /// hold what that invalidation revoked.
+        var epoch: UInt64 = 0
+    }
+
+    /// Taken before a fill reads the database; its ``store(_:forSession:since:)`` stores only if
+    /// no invalidation arrived in between.
+    package struct Fill: Sendable {
+        fileprivate let epoch: UInt64
     }
 
     private let contents = Mutex(Contents())
@@ -55,12 +64,21 @@ package final class RevocationCache: Sendable {
         }
     }
 
-    /// Remembers a state read from the database.
-    package func store(_ state: SessionState, forSession sessionID: String) {
+    /// Starts a fill: call before reading the state from the database.
+    package func beginFill() -> Fill {
+        contents.withLock { Fill(epoch: $0.epoch) }
+    }
+
+    /// Remembers a state read from the database after `fill` began, unless an invalidation arrived
+    /// since: the read may have raced the revocation that invalidation announced, and storing it
+    /// would serve a revoked session as live for the whole TTL instead of the promised second.
+    package func store(_ state: SessionState, forSession sessionID: String, since fill: Fill) {
         let now = ContinuousClock.now
         contents.withLock { contents in
+            guard contents.epoch == fill.epoch else { return }
             if contents.bySession.count >= capacity {
-                contents = Contents()
+                contents.bySession = [:]
+                contents.sessionsByUser = [:]
             }
             contents.bySession[sessionID] = Entry(state: state, storedAt: now)
             contents.sessionsByUser[state.localID, default: []].insert(sessionID)
@@ -70,6 +88,7 @@ package final class RevocationCache: Sendable {
     /// Forgets every session of a user (revoke-all, disable, delete, validSince).
     package func invalidate(user localID: String) {
         contents.withLock { contents in
+            contents.epoch &+= 1
             for sessionID in contents.sessionsByUser.removeValue(forKey: localID) ?? [] {
                 contents.bySession.removeValue(forKey: sessionID)
             }
@@ -79,6 +98,7 @@ package final class RevocationCache: Sendable {
     /// Forgets one session.
     package func invalidate(session sessionID: String) {
         contents.withLock { contents in
+            contents.epoch &+= 1
             if let entry = contents.bySession.removeValue(forKey: sessionID) {
                 contents.sessionsByUser[entry.state.localID]?.remove(sessionID)
             }
@@ -87,6 +107,8 @@ package final class RevocationCache: Sendable {
 
     /// Forgets everything (the notification connection was lost).
     package func clear() {
-        contents.withLock { $0 = Contents() }
+        contents.withLock { contents in
+            contents = Contents(epoch: contents.epoch &+ 1)
+        }
     }
 }

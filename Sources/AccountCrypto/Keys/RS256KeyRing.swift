@@ -185,7 +185,7 @@ package actor RS256KeyRing: TokenSigner {
             ),
             case .object(let payload)? = try? JSONValue.parse(payloadBytes)
         else { throw invalid }
-        if let cacheKey { verifiedTokens.store(cacheKey, kid: kid, payload: payload, now: seconds) }
+        if let cacheKey { verifiedTokens.store(cacheKey, kid: kid, payload: payload, bytes: bytes.count, now: seconds) }
         return payload
     }
 
