@@ -6,6 +6,7 @@ import AccountPostgres
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import PostgresNIO
 import ServiceLifecycle
 
@@ -77,6 +78,12 @@ func buildApplication(
 
     var app = Application(
         responder: APIResponder(routes: routes, access: configuration.accessPolicy),
+        server: .http1(
+            configuration: .init(
+                additionalChannelHandlers: [RequestDeadlineHandler(deadline: .seconds(configuration.httpRequestTimeoutSeconds))],
+                idleTimeout: .seconds(configuration.httpIdleTimeoutSeconds)
+            )
+        ),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "accountd"),
         services: services,
         logger: logger

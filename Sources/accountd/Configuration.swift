@@ -88,6 +88,12 @@ struct Configuration: Sendable {
     var actionTemplatesDirectory: String?
     /// An `https:` or `data:image/` logo shown on the action page (`ACCOUNTD_PRODUCT_LOGO_URL`).
     var productLogoURL: String?
+    /// How long a connection may sit with nothing read between requests, or while its request
+    /// head arrives (`ACCOUNTD_HTTP_IDLE_TIMEOUT_SECONDS`, 60).
+    var httpIdleTimeoutSeconds: Int64 = 60
+    /// How long a request may take to arrive whole, head to end of body, however steadily its
+    /// bytes trickle in (`ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS`, 30).
+    var httpRequestTimeoutSeconds: Int64 = 30
 
     /// Who may call, derived from the keys and tokens.
     var accessPolicy: AccessPolicy {
@@ -246,6 +252,8 @@ extension Configuration {
         let keepAlive = number("ACCOUNTD_DB_KEEPALIVE_SECONDS", 0, 0...86400)
         let lockTimeout = number("ACCOUNTD_DB_LOCK_TIMEOUT_SECONDS", 5, 0...3600)
         let tokenCache = number("ACCOUNTD_ID_TOKEN_CACHE_ENTRIES", 10_000, 0...10_000_000)
+        let idleTimeout = number("ACCOUNTD_HTTP_IDLE_TIMEOUT_SECONDS", 60, 1...3600)
+        let requestTimeout = number("ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS", 30, 1...3600)
 
         if !problems.isEmpty {
             if !isDemo {
@@ -286,7 +294,9 @@ extension Configuration {
             refreshReuseGraceSeconds: Double(grace),
             verifiedTokenCacheEntries: Int(tokenCache),
             actionTemplatesDirectory: input.environment["ACCOUNTD_ACTION_TEMPLATES_DIR"],
-            productLogoURL: input.environment["ACCOUNTD_PRODUCT_LOGO_URL"]
+            productLogoURL: input.environment["ACCOUNTD_PRODUCT_LOGO_URL"],
+            httpIdleTimeoutSeconds: idleTimeout,
+            httpRequestTimeoutSeconds: requestTimeout
         )
     }
 
