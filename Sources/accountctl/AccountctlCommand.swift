@@ -54,7 +54,7 @@ func runCommand(_ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch let error as CLIError {
-        FileHandle.standardError.write(Data("accountctl: \(error.message)\n".utf8))
+        FileHandle.standardError.write(Data("accountctl: \(Output.safe(error.message))\n".utf8))
         throw ExitCode(error.exitCode)
     }
 }

@@ -43,7 +43,8 @@ final class AdminClient {
     private func send(_ method: HTTPMethod, _ path: String, body: [String: Any]?) async throws -> [String: Any] {
         if !reachable {
             do {
-                _ = try await HTTPClient.shared.execute(HTTPClientRequest(url: baseURL + "/healthz"), timeout: .seconds(3))
+                // Generous: a busy server is slow, not unreachable, and the message would say it was.
+                _ = try await HTTPClient.shared.execute(HTTPClientRequest(url: baseURL + "/healthz"), timeout: .seconds(15))
                 reachable = true
             } catch {
                 throw CLIError(message: "cannot reach accountd at \(baseURL) (\(error)); is it running? check --url", exitCode: 69)
@@ -96,11 +97,52 @@ final class AdminClient {
 enum Output {
     static func json(_ value: Any) {
         if let data = try? JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
-            print(String(decoding: data, as: UTF8.self))
+            print(jsonSafe(String(decoding: data, as: UTF8.self)))
         }
     }
 
-    static func table(_ headers: [String], _ rows: [[String]]) {
+    /// Server data made safe to write to a terminal: every C0 and C1 control character and DEL
+    /// (an ESC or CSI in a display name would otherwise drive the operator's terminal) written
+    /// as a visible `\u{…}` escape. Newlines between lines are the caller's own.
+    static func safe(_ text: String) -> String {
+        var out = ""
+        out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) {
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    /// JSON text with DEL and the C1 controls (which JSONSerialization leaves raw) as `\u00XX`
+    /// escapes, still valid JSON meaning the same; C0 controls it escapes itself.
+    static func jsonSafe(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) && scalar.value >= 0x20 {
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// One line of output, its server data escaped (``safe(_:)``).
+    static func say(_ text: String) {
+        print(safe(text))
+    }
+
+    static func table(_ headers: [String], _ rawRows: [[String]]) {
+        let rows = rawRows.map { $0.map(safe) }
         let widths = headers.indices.map { column in
             max(headers[column].count, rows.map { $0.indices.contains(column) ? $0[column].count : 0 }.max() ?? 0)
         }

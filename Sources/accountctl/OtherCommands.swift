@@ -52,7 +52,7 @@ struct Sessions: AsyncParsableCommand {
                 let reply = try await client.call("revokeSessions", ["localId": uid, "sessionIds": [sessionID]])
                 if connection.json { return Output.json(reply) }
                 let newly = (reply["revokedSessionIds"] as? [String] ?? []).contains(sessionID)
-                print(newly ? "revoked session \(sessionID) of \(uid)" : "session \(sessionID) was already revoked")
+                Output.say(newly ? "revoked session \(sessionID) of \(uid)" : "session \(sessionID) was already revoked")
             }
         }
     }
@@ -76,7 +76,7 @@ struct Links: AsyncParsableCommand {
             if inApp { body["canHandleCodeInApp"] = true }
             let reply = try await options.connection.client().call("sendOobCode", body)
             if options.connection.json { return Output.json(reply) }
-            print(reply["oobLink"] as? String ?? "")
+            Output.say(reply["oobLink"] as? String ?? "")
         }
     }
 
@@ -137,7 +137,7 @@ struct Keys: AsyncParsableCommand {
             try await runCommand {
                 let reply = try await connection.client().call("rotateSigningKeys", ["immediately": now])
                 if connection.json { return Output.json(reply) }
-                print("new key \(reply["kid"] as? String ?? "") \(now ? "signs now" : "published; it signs within the hour")")
+                Output.say("new key \(reply["kid"] as? String ?? "") \(now ? "signs now" : "published; it signs within the hour")")
             }
         }
     }
@@ -190,7 +190,7 @@ struct Health: AsyncParsableCommand {
                 throw ExitCode(69)
             }
             let body = try await response.body.collect(upTo: 64 * 1024)
-            print("\(path): \(response.status.code) \(String(buffer: body))")
+            Output.say("\(path): \(response.status.code) \(String(buffer: body))")
             if response.status != .ok { throw ExitCode(75) }
         }
     }

@@ -78,7 +78,7 @@ struct Users: AsyncParsableCommand {
                         ]
                     }
                 )
-                if total > users.count { print("(\(users.count) of \(total); raise --limit for more)") }
+                if total > users.count { Output.say("(\(users.count) of \(total); raise --limit for more)") }
             }
         }
     }
@@ -95,7 +95,7 @@ struct Users: AsyncParsableCommand {
                 let reply = try await client.call("revokeSessions", ["localId": uid])
                 let count = (reply["revokedSessionIds"] as? [String])?.count ?? 0
                 if connection.json { return Output.json(reply) }
-                print("signed out \(uid): \(count) session(s) revoked")
+                Output.say("signed out \(uid): \(count) session(s) revoked")
             }
         }
     }
@@ -126,13 +126,14 @@ struct Users: AsyncParsableCommand {
                 let record = try await client.findUser(user)
                 let uid = record["localId"] as? String ?? ""
                 if !yes {
-                    FileHandle.standardError.write(Data("delete \(uid) (\(record["email"] as? String ?? "no email"))? type yes: ".utf8))
+                    FileHandle.standardError.write(
+                        Data(Output.safe("delete \(uid) (\(record["email"] as? String ?? "no email"))? type yes: ").utf8))
                     guard readLine()?.trimmingCharacters(in: .whitespaces) == "yes" else {
                         throw CLIError.usage("not deleted (confirm with yes, or pass --yes)")
                     }
                 }
                 _ = try await client.call("delete", ["localId": uid])
-                print("deleted \(uid)")
+                Output.say("deleted \(uid)")
             }
         }
     }
@@ -142,7 +143,7 @@ struct Users: AsyncParsableCommand {
             let client = try connection.client()
             let uid = try await client.findUser(user)["localId"] as? String ?? ""
             _ = try await client.call("update", ["localId": uid, "disableUser": disabled])
-            print("\(disabled ? "disabled" : "enabled") \(uid)")
+            Output.say("\(disabled ? "disabled" : "enabled") \(uid)")
         }
     }
 }

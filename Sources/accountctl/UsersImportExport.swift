@@ -46,8 +46,8 @@ extension Users {
                 }
                 Output.progress("\n")
                 if connection.json { return Output.json(["imported": imported, "failed": failures]) }
-                print("imported \(imported) of \(users.count) user(s)")
-                failures.forEach { print("  \($0)") }
+                Output.say("imported \(imported) of \(users.count) user(s)")
+                failures.forEach { Output.say("  \($0)") }
                 if !failures.isEmpty { throw ExitCode(65) }
             }
         }
@@ -74,7 +74,7 @@ extension Users {
                             user.removeValue(forKey: "salt")
                         }
                         let data = try JSONSerialization.data(withJSONObject: user, options: [.sortedKeys, .withoutEscapingSlashes])
-                        print(String(decoding: data, as: UTF8.self))
+                        print(Output.jsonSafe(String(decoding: data, as: UTF8.self)))
                         count += 1
                     }
                     token = page["nextPageToken"] as? String
