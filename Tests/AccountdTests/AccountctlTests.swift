@@ -17,26 +17,44 @@ struct AccountctlTests {
         TestDatabase.migrationsDirectory.deletingLastPathComponent().appendingPathComponent(".build/debug/accountctl")
     }
 
-    /// Runs accountctl with `arguments` against `url`, the admin token in the environment.
-    static func run(_ arguments: [String], url: String, token: String = "test-admin-token", input: String? = nil) throws -> Run {
+    /// Runs accountctl with `arguments` against `url`, the admin token in the environment. It waits
+    /// without blocking a thread: the server under test answers on the same cooperative pool, and
+    /// two tests blocked in `waitUntilExit` on a 2-core machine would leave it none.
+    static func run(_ arguments: [String], url: String, token: String = "test-admin-token", input: String? = nil) async throws -> Run {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments + ["--url", url, "--project", "demo-test"]
         process.environment = ["ACCOUNTD_ADMIN_TOKEN": token, "PATH": "/usr/bin:/bin"]
-        let output = Pipe()
-        let errors = Pipe()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("accountctl-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let outURL = directory.appendingPathComponent("out")
+        let errURL = directory.appendingPathComponent("err")
+        FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let output = try FileHandle(forWritingTo: outURL)
+        let errors = try FileHandle(forWritingTo: errURL)
         let stdin = Pipe()
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = stdin
-        try process.run()
-        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-        try stdin.fileHandleForWriting.close()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+                return
+            }
+            if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+            try? stdin.fileHandleForWriting.close()
+        }
+        try output.close()
+        try errors.close()
         return Run(
-            status: process.terminationStatus, output: String(decoding: out, as: UTF8.self), errors: String(decoding: err, as: UTF8.self))
+            status: status, output: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
+            errors: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
     }
 
     @Test("get, list, sign-out, sessions, disable/enable, delete, links, keys, audit, export — with exit codes that mean something")
@@ -48,60 +66,60 @@ struct AccountctlTests {
             _ = try await api.signUp("bob@example.com")
             let url = http.baseURL
 
-            let got = try Self.run(["users", "get", "alice@example.com"], url: url)
+            let got = try await Self.run(["users", "get", "alice@example.com"], url: url)
             #expect(got.status == 0)
             #expect(got.output.contains(alice.localID))
             #expect(got.output.contains("password"))
             #expect(!got.output.contains("UkVEQUNURUQ="))
-            let json = try Self.run(["users", "get", alice.localID, "--json"], url: url)
+            let json = try await Self.run(["users", "get", alice.localID, "--json"], url: url)
             let record = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
             #expect(record?["email"] as? String == "alice@example.com")
             #expect(record?["passwordHash"] == nil)
 
-            let list = try Self.run(["users", "list", "--query", "ali"], url: url)
+            let list = try await Self.run(["users", "list", "--query", "ali"], url: url)
             #expect(list.output.contains("alice@example.com"))
             #expect(!list.output.contains("bob@example.com"))
 
-            let sessions = try Self.run(["sessions", "list", "alice@example.com"], url: url)
+            let sessions = try await Self.run(["sessions", "list", "alice@example.com"], url: url)
             #expect(sessions.output.split(separator: "\n").count == 3)  // header + 2
             let sid = try #require(alice.claims["sid"] as? String)
-            #expect(try Self.run(["sessions", "revoke", sid], url: url).output.contains("revoked session \(sid)"))
+            #expect(try await Self.run(["sessions", "revoke", sid], url: url).output.contains("revoked session \(sid)"))
             #expect(try await api.refresh(alice.refreshToken).errorCode == "TOKEN_EXPIRED")
 
-            let signOut = try Self.run(["users", "sign-out", "alice@example.com"], url: url)
+            let signOut = try await Self.run(["users", "sign-out", "alice@example.com"], url: url)
             #expect(signOut.output.contains("1 session(s) revoked"))
 
-            #expect(try Self.run(["users", "disable", "bob@example.com"], url: url).status == 0)
+            #expect(try await Self.run(["users", "disable", "bob@example.com"], url: url).status == 0)
             #expect(
                 try await api.client("signInWithPassword", ["email": "bob@example.com", "password": "secret-pass"]).errorCode
                     == "USER_DISABLED")
-            #expect(try Self.run(["users", "enable", "bob@example.com"], url: url).status == 0)
+            #expect(try await Self.run(["users", "enable", "bob@example.com"], url: url).status == 0)
             _ = try await api.signIn("bob@example.com")
 
-            let link = try Self.run(["links", "reset", "bob@example.com"], url: url)
+            let link = try await Self.run(["links", "reset", "bob@example.com"], url: url)
             #expect(link.output.contains("mode=resetPassword"))
-            #expect(try Self.run(["keys", "list"], url: url).output.contains("current"))
+            #expect(try await Self.run(["keys", "list"], url: url).output.contains("current"))
 
-            let export = try Self.run(["users", "export"], url: url)
+            let export = try await Self.run(["users", "export"], url: url)
             #expect(export.output.split(separator: "\n").count == 2)
             #expect(!export.output.contains("passwordHash"))
-            #expect(try Self.run(["users", "export", "--with-hashes"], url: url).output.contains("passwordHash"))
+            #expect(try await Self.run(["users", "export", "--with-hashes"], url: url).output.contains("passwordHash"))
 
-            let refused = try Self.run(["users", "delete", "bob@example.com"], url: url, input: "no\n")
+            let refused = try await Self.run(["users", "delete", "bob@example.com"], url: url, input: "no\n")
             #expect(refused.status == 64)
-            #expect(try Self.run(["users", "delete", "bob@example.com", "--yes"], url: url).status == 0)
+            #expect(try await Self.run(["users", "delete", "bob@example.com", "--yes"], url: url).status == 0)
 
-            let audit = try Self.run(["audit", alice.localID], url: url)
+            let audit = try await Self.run(["audit", alice.localID], url: url)
             #expect(audit.output.contains("sessions.revoke_all"))
             #expect(audit.output.contains("admin:ops"))
 
             // Exit codes: not found, unauthorised, unreachable, usage.
-            let missing = try Self.run(["users", "get", "nobody@example.com"], url: url)
+            let missing = try await Self.run(["users", "get", "nobody@example.com"], url: url)
             #expect(missing.status == 66)
             #expect(missing.errors.hasPrefix("accountctl: "))
-            #expect(try Self.run(["users", "get", "x@example.com"], url: url, token: "wrong").status == 77)
-            #expect(try Self.run(["users", "get", "x@example.com"], url: "http://127.0.0.1:1").status == 69)
-            #expect(try Self.run(["users", "frobnicate"], url: url).status == 64)
+            #expect(try await Self.run(["users", "get", "x@example.com"], url: url, token: "wrong").status == 77)
+            #expect(try await Self.run(["users", "get", "x@example.com"], url: "http://127.0.0.1:1").status == 69)
+            #expect(try await Self.run(["users", "frobnicate"], url: url).status == 64)
         }
     }
 }

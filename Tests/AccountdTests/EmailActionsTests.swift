@@ -244,8 +244,8 @@ struct EmailActionsTests {
 
             // Disabled: refused, nothing changes, the code still works once re-enabled; the password survives.
             let dora = try await api.signUp("dora@example.com")
-            _ = try await api.admin("update", ["localId": dora.localID, "disableUser": true])
             let doraCode = try await Self.signInCode(api, "dora@example.com")
+            _ = try await api.admin("update", ["localId": dora.localID, "disableUser": true])
             #expect(
                 try await api.client("signInWithEmailLink", ["email": "dora@example.com", "oobCode": doraCode]).errorCode == "USER_DISABLED"
             )

@@ -273,7 +273,9 @@ struct SessionsAndTokensTests {
                     let waited = ContinuousClock.now - started
                     #expect(blocked.status == 503, "\(blocked.json)")
                     #expect(blocked.errorCode == "UNAVAILABLE")
-                    #expect(waited >= .milliseconds(900) && waited < .seconds(5), "waited \(waited)")
+                    // It gave up on its own, after the timeout: the lock is held until it returns, so
+                    // an unbounded wait would never get here. (A loaded machine may add seconds.)
+                    #expect(waited >= .milliseconds(900), "waited \(waited)")
                 }
             }
             // Nothing rotated: the same token still refreshes, once the lock is gone.

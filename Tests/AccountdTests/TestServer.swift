@@ -29,8 +29,10 @@ func testConfiguration(port: Int = 0) -> Configuration {
         dataDirectory: ".accountd-test",
         migrateOnStart: false,
         developmentDefaults: [],
-        // The suite runs dozens of servers against one cluster: open connections on demand.
-        databasePool: .onDemand(20),
+        // The suite runs dozens of servers against one cluster: open connections on demand. Tests
+        // that hold a user's row lock while a request waits on it (`whileUserLocked`) must not race
+        // the lock timeout on a loaded machine: the one test of the timeout sets its own.
+        databasePool: DatabasePool(maximumConnections: 20, minimumConnections: 0, lockTimeoutSeconds: 60),
         // Cheap hashes keep the suite fast; the defaults are tested in AccountCryptoTests.
         passwordHashParameters: .init(memoryKiB: 1024, iterations: 1),
         deliversEmail: false,
@@ -38,6 +40,15 @@ func testConfiguration(port: Int = 0) -> Configuration {
         // tests that need to be past it move a ShiftedClock.
         refreshReuseGraceSeconds: 60
     )
+}
+
+/// The suite's configuration as production runs it: a project id without `demo-`, so nothing is on
+/// development defaults (every key, token and the key-encryption key explicit, as in
+/// ``testConfiguration(port:)``).
+func productionConfiguration() -> Configuration {
+    var configuration = testConfiguration()
+    configuration.projectID = "acme-prod"
+    return configuration
 }
 
 /// The system clock plus an offset a test can move forward: time still flows, and a test can jump
@@ -54,6 +65,8 @@ final class ShiftedClock: WallClock {
 /// A client of the test server that speaks the way apps and admins do.
 struct API: Sendable {
     let http: TestHTTPClient
+    /// The project of admin routes (the configuration's project id).
+    var project = "demo-test"
     static let key = "test-api-key"
     static let admin = ("Authorization", "Bearer test-admin-token")
 
@@ -64,7 +77,7 @@ struct API: Sendable {
 
     /// POSTs a project-scoped admin RPC.
     func admin(_ rpc: String, _ body: [String: any Sendable] = [:]) async throws -> TestHTTPClient.Reply {
-        try await http.post("/v1/projects/demo-test/accounts:\(rpc)", body, headers: [Self.admin])
+        try await http.post("/v1/projects/\(project)/accounts:\(rpc)", body, headers: [Self.admin])
     }
 
     /// Signs up with email and password and returns the reply (asserting success).
