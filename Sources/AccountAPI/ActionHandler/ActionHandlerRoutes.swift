@@ -224,11 +224,7 @@ struct ActionHandler: Sendable {
             heading(title, icon: "info") + """
                 <p>\(text("\(prefix).confirm.body", lang, email: email))</p>
                 <form method="post" action="\(Self.path)/apply">
-                <input type="hidden" name="oobCode" value="\(e(code))">
-                <input type="hidden" name="csrf" value="\(e(csrf.token(purpose: "apply", value: code)))">
-                <input type="hidden" name="apiKey" value="\(e(parameters.apiKey))">
-                <input type="hidden" name="lang" value="\(e(parameters.rawLang))">
-                \(hiddenContinue(parameters))<button type="submit">\(e(renderer.messages.text("\(prefix).confirm.submit", lang)))</button>
+                \(hiddenCodeFields(code: code, purpose: "apply", parameters))<button type="submit">\(e(renderer.messages.text("\(prefix).confirm.submit", lang)))</button>
                 </form>
 
                 """
@@ -247,11 +243,7 @@ struct ActionHandler: Sendable {
             heading(title, icon: "info") + """
                 <p>\(text("reset.body", lang, email: email))</p>
                 <form method="post" action="\(Self.path)/resetPassword">
-                <input type="hidden" name="oobCode" value="\(e(code))">
-                <input type="hidden" name="csrf" value="\(e(csrf.token(purpose: "resetPassword", value: code)))">
-                <input type="hidden" name="apiKey" value="\(e(parameters.apiKey))">
-                <input type="hidden" name="lang" value="\(e(parameters.rawLang))">
-                \(hiddenContinue(parameters))<input type="text" name="username" value="\(e(email))" autocomplete="username" hidden>
+                \(hiddenCodeFields(code: code, purpose: "resetPassword", parameters))<input type="text" name="username" value="\(e(email))" autocomplete="username" hidden>
                 <label for="new-password">\(e(renderer.messages.text("reset.label", lang)))</label>
                 \(alert)<input id="new-password" name="newPassword" type="password" required minlength="\(policy.minimumLength)" maxlength="\(policy.maximumLength)" autocomplete="new-password" autofocus aria-describedby="\(described)"\(error == nil ? "" : " aria-invalid=\"true\"")>
                 <p class="hint" id="password-hint">\(e(hint))</p>
@@ -260,6 +252,19 @@ struct ActionHandler: Sendable {
 
                 """
         return renderer.page(status: status, lang: lang, title: title, content: content)
+    }
+
+    /// The hidden fields of a form that acts on `code`: the code, its CSRF token for `purpose`, the
+    /// link's key, language and continue URL. Each ends its line.
+    func hiddenCodeFields(code: String, purpose: String, _ parameters: Parameters) -> String {
+        let e = ActionPageRenderer.escape
+        return """
+            <input type="hidden" name="oobCode" value="\(e(code))">
+            <input type="hidden" name="csrf" value="\(e(csrf.token(purpose: purpose, value: code)))">
+            <input type="hidden" name="apiKey" value="\(e(parameters.apiKey))">
+            <input type="hidden" name="lang" value="\(e(parameters.rawLang))">
+
+            """ + hiddenContinue(parameters)
     }
 
     func hiddenContinue(_ parameters: Parameters) -> String {
