@@ -15,7 +15,7 @@ enum BatchGetRPC {
             let limit = Int(min(max(try call.body.int64("maxResults") ?? 20, 1), 1000))
             var after: String?
             if let token = try call.body.nonEmptyString("nextPageToken") {
-                guard let bytes = Base64URL.decode(token), let id = String(bytes: bytes, encoding: .utf8) else {
+                guard let bytes = Base64URL.decode(token), let id = String(bytes: bytes, encoding: .utf8), LocalID.isValid(id) else {
                     throw AccountError(.invalidPageSelection)
                 }
                 after = id

@@ -55,7 +55,7 @@ enum OperatorRPCs {
     static func getSession(_ service: AdminService) -> RPCEndpoint {
         RPCEndpoint(access: .adminOnly) { call in
             guard let id = try call.body.nonEmptyString("sessionId") else { throw AccountError(.sessionNotFound, "sessionId is missing") }
-            guard let state = try await service.accounts.store.sessionState(sessionID: id) else { throw AccountError(.sessionNotFound, id) }
+            guard let state = try await service.accounts.store.sessionState(sessionID: id) else { throw AccountError.sessionNotFound(id) }
             return try WireEncoding.response(["localId": state.localID, "sessionId": id])
         }
     }

@@ -49,3 +49,21 @@ package struct AccountError: Error, Hashable, Sendable, CustomStringConvertible 
         detail.map { "\(code.rawValue): \($0)" } ?? code.rawValue
     }
 }
+
+extension AccountError {
+    /// `SESSION_NOT_FOUND` naming the caller's id only when it could be a session id (base64url,
+    /// at most 64 characters): an error message never echoes a caller's arbitrary text back.
+    package static func sessionNotFound(_ id: String) -> AccountError {
+        let plausible =
+            (1...64).contains(id.utf8.count)
+            && id.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "-"), UInt8(ascii: "_"):
+                    true
+                default: false
+                }
+            }
+        return AccountError(.sessionNotFound, plausible ? id : "no such session")
+    }
+}

@@ -182,7 +182,7 @@ extension PostgresAccountStore {
                 var ownedIDs = Set<String>()
                 for try await id in owned.decode(String.self) { ownedIDs.insert(id) }
                 if let foreign = sessionIDs.first(where: { !ownedIDs.contains($0) }) {
-                    throw AccountError(.sessionNotFound, foreign)
+                    throw AccountError.sessionNotFound(foreign)
                 }
                 let rows = try await connection.query(
                     """

@@ -2,6 +2,7 @@ public import AccountCore
 import Foundation
 public import Logging
 public import PostgresNIO
+import _ConnectionPoolModule
 
 /// The accounts and sessions port over PostgreSQL. Every write is one transaction that locks the
 /// user row first where it knows the user (so writers serialise per user), then the session rows;
@@ -276,6 +277,9 @@ package struct PostgresAccountStore: AccountStore {
             let inner = cause(of: error)
             return inner is PostgresTransactionError ? inner : translate(inner)
         }
+        // The pool refusing to open connections (its circuit breaker after failed attempts, a
+        // shut-down pool) is the database being unreachable, as a closed connection is.
+        if error is ConnectionPoolError { return AccountError(.unavailable, "The database is unreachable, retry shortly.") }
         guard let psql = error as? PSQLError else { return error }
         guard let state = psql.serverInfo?[.sqlState] else {
             return AccountError(.unavailable, "The database is unreachable, retry shortly.")
@@ -294,6 +298,10 @@ package struct PostgresAccountStore: AccountStore {
             return AccountError(.invalidArgument, "A field holds characters that cannot be stored.")
         case "55P03", "40P01", "40001", "57014":
             return AccountError(.unavailable, "The account is busy, retry shortly.")
+        case "57P01", "57P02", "57P03", "53300", "08000", "08003", "08006":
+            // The server shutting down or restarting (a connection killed in COMMIT included), not
+            // accepting connections yet, or out of connection slots: transient, as a lock timeout is.
+            return AccountError(.unavailable, "The database is unavailable, retry shortly.")
         default:
             return error
         }

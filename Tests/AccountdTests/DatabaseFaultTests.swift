@@ -1,0 +1,85 @@
+import AccountPostgres
+import AccountTesting
+import Foundation
+import NIOHTTP1
+import PostgresNIO
+import Testing
+
+@testable import accountd
+
+/// Issue 20, first part: database faults and the probe's malformed inputs answer 4xx or 503, never
+/// a 500.
+@Suite("Database faults and probe inputs")
+struct DatabaseFaultTests {
+    /// Issue 20: after PostgreSQL kills the in-process server's connections under concurrent
+    /// requests, requests here waited past the test client's 30 s instead of answering (the built
+    /// binary with a warm pool, under the same fault from a probe, answered every request). Enabled
+    /// by the change that gives every request a deadline and finds why the on-demand pool waits.
+    @Test(
+        "backends killed by PostgreSQL (57P01) mid-request: every answer is a success or 503 with Retry-After, never 500",
+        .disabled("issue 20: requests wait past 30 s once their connections are killed; needs the request deadline"))
+    func killedConnections() async throws {
+        let database = try await TestDatabase.createMigrated()
+        try await withServer(database: database) { http in
+            let api = API(http: http)
+            let alice = try await api.signUp("alice@example.com")
+            var statuses: [Int: Int] = [:]
+            for _ in 0..<15 {
+                let replies = try await withThrowingTaskGroup(of: TestHTTPClient.Reply?.self) { group in
+                    for index in 0..<6 {
+                        group.addTask {
+                            index % 2 == 0
+                                ? try await api.admin("lookup", ["email": ["alice@example.com"]])
+                                : try await api.client("signInWithPassword", ["email": "alice@example.com", "password": "secret-pass"])
+                        }
+                    }
+                    group.addTask {
+                        // What a restart or failover does to every open connection.
+                        try await TestDatabase.execute(
+                            """
+                            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                            WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+                            """, on: database)
+                        return nil
+                    }
+                    return try await group.reduce(into: [TestHTTPClient.Reply]()) { if let reply = $1 { $0.append(reply) } }
+                }
+                for reply in replies {
+                    statuses[reply.status, default: 0] += 1
+                    #expect(reply.status == 200 || reply.status == 503, "\(String(decoding: reply.body, as: UTF8.self))")
+                    if reply.status == 503 {
+                        #expect(reply.header("Retry-After") == "1")
+                        #expect((reply.json["error"] as? [String: Any])?["status"] as? String == "UNAVAILABLE")
+                    }
+                }
+            }
+            #expect(statuses[200, default: 0] > 0)
+            // Afterwards everything works.
+            #expect(try await api.refresh(alice.refreshToken).status == 200)
+            #expect(try await api.admin("lookup", ["localId": [alice.localID]]).status == 200)
+        }
+    }
+
+    @Test("a batchGet page token that decodes to NUL bytes is INVALID_PAGE_SELECTION; SESSION_NOT_FOUND echoes no caller text")
+    func probeInputs() async throws {
+        let database = try await TestDatabase.createMigrated()
+        try await withServer(database: database) { http in
+            let api = API(http: http)
+            let alice = try await api.signUp("alice@example.com")
+            for token in ["AAAA", "AP8A", "_w"] {
+                let reply = try await http.get("/v1/projects/demo-test/accounts:batchGet?nextPageToken=\(token)", headers: [API.admin])
+                #expect(reply.status == 400, "\(token)")
+                #expect(reply.errorCode == "INVALID_PAGE_SELECTION", "\(token)")
+            }
+            let long = String(repeating: "x", count: 10_000)
+            for id in [long, "evil\u{1b}[2J"] {
+                let revoke = try await api.admin("revokeSessions", ["localId": alice.localID, "sessionIds": [id]])
+                #expect(revoke.errorMessage == "SESSION_NOT_FOUND : no such session")
+                let get = try await api.admin("getSession", ["sessionId": id])
+                #expect(get.errorMessage == "SESSION_NOT_FOUND : no such session")
+            }
+            // A plausible id is still named, as before.
+            #expect(try await api.admin("getSession", ["sessionId": "abc_DEF-123"]).errorMessage == "SESSION_NOT_FOUND : abc_DEF-123")
+        }
+    }
+}
