@@ -180,6 +180,34 @@ struct TakeoverTests {
         }
     }
 
+    @Test("point 3: an anonymous account is upgraded by email link or password however old its session: it has no other credential")
+    func anonymousUpgradeNeedsNoRecentLogin() async throws {
+        let clock = ShiftedClock()
+        var configuration = testConfiguration()
+        configuration.allowAnonymous = true
+        try await withServer(configuration, database: try await TestDatabase.createMigrated(), clock: clock) { http in
+            let api = API(http: http)
+            let first = Session(try await api.client("signUp", ["returnSecureToken": true]))
+            let second = Session(try await api.client("signUp", ["returnSecureToken": true]))
+            #expect(!first.idToken.isEmpty && !second.idToken.isEmpty)
+            let code = try await EmailActionsTests.signInCode(api, "kept@example.com")
+            clock.advance(3000)
+            let linked = try await api.client(
+                "signInWithEmailLink", ["email": "kept@example.com", "oobCode": code, "idToken": first.idToken])
+            #expect(linked.status == 200, "\(linked.json)")
+            #expect(linked.string("localId") == first.localID)
+            let upgraded = try await api.client(
+                "signUp", ["idToken": second.idToken, "email": "kept2@example.com", "password": "secret-pass", "returnSecureToken": true])
+            #expect(upgraded.status == 200, "\(upgraded.json)")
+            // Once it has a credential, the rule applies again.
+            clock.advance(3000)
+            let stale = Session(try await api.refresh(Session(linked).refreshToken))
+            #expect(
+                try await api.client("update", ["idToken": stale.idToken, "password": "another-pass"]).errorCode
+                    == "CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
+        }
+    }
+
     @Test("point 4: a change code whose sender's session is revoked while it is written is refused, and no code survives")
     func codeUnderTheUserLock() async throws {
         let database = try await TestDatabase.createMigrated()

@@ -42,8 +42,8 @@ extension AccountService {
         if case .set = change.email, settings.emailEnumerationProtection {
             throw AccountError(.operationNotAllowed, "Please verify the new email before changing email.")
         }
-        if change.password != nil || change.email != .keep { try requireRecentLogin(caller) }
         guard let current = try await store.user(localID: caller.localID) else { throw AccountError(.userNotFound) }
+        if change.password != nil || change.email != .keep { try requireRecentLogin(caller, of: current) }
         if case .set(let email) = change.email, email == current.email { change.email = .keep }
         addRecoverNotice(to: &change, current: current)
         let revokes = change.password != nil || change.email != .keep || change.revokeAll
@@ -71,7 +71,7 @@ extension AccountService {
     /// Client `accounts:delete` (reference §4.9).
     package func delete(idToken: String?) async throws {
         let caller = try await authenticate(idToken)
-        try requireRecentLogin(caller)
+        try requireRecentLogin(caller, of: try await store.user(localID: caller.localID))
         try await store.delete(localID: caller.localID, guardSession: caller.sessionGuard, now: clock.now())
         cache.invalidate(user: caller.localID)
     }
@@ -114,8 +114,11 @@ extension AccountService {
         )
     }
 
-    func requireRecentLogin(_ caller: Authenticated) throws(AccountError) {
-        guard settings.recentLoginSeconds > 0 else { return }
+    /// `CREDENTIAL_TOO_OLD_LOGIN_AGAIN` when the caller's sign-in is older than the window. An
+    /// anonymous account is exempt: its session is its only credential, so it could never sign in
+    /// again, and adding an email or a password to it is how it is kept (the SDKs' "upgrade").
+    func requireRecentLogin(_ caller: Authenticated, of user: UserRecord?) throws(AccountError) {
+        guard settings.recentLoginSeconds > 0, user?.isAnonymous != true else { return }
         if RevocationRules.seconds(clock.now()) - caller.authTime > settings.recentLoginSeconds {
             throw AccountError(.credentialTooOldLoginAgain)
         }

@@ -78,9 +78,9 @@ package struct ActionCodeService: Sendable {
         var session: SessionGuard?
         if let idToken = request.idToken, kind == .verifyEmail || kind == .verifyAndChangeEmail {
             let caller = try await accounts.authenticate(idToken)
-            if kind == .verifyAndChangeEmail && !request.isAdmin { try accounts.requireRecentLogin(caller) }
             session = caller.sessionGuard
             user = try await accounts.store.user(localID: caller.localID)
+            if kind == .verifyAndChangeEmail && !request.isAdmin { try accounts.requireRecentLogin(caller, of: user) }
             guard user != nil else { throw AccountError(.userNotFound) }
         }
 
@@ -200,11 +200,12 @@ package struct ActionCodeService: Sendable {
                 throw AccountError(.invalidEmail, "The email provided does not match the sign-in email address.")
             }
             let caller = try await accounts.authenticate(idToken)
+            let current = try await accounts.store.user(localID: caller.localID)
             // Linking changes the account's identity: it needs a recent sign-in, as an email or
             // password change does; an old session or a stolen refresh token is not enough.
-            try accounts.requireRecentLogin(caller)
+            try accounts.requireRecentLogin(caller, of: current)
             linkTo = (caller.localID, caller.sessionGuard)
-            if let current = try await accounts.store.user(localID: caller.localID), let old = current.email, old != email {
+            if let current, let old = current.email, old != email {
                 recover = recoverNotice(localID: caller.localID, currentEmail: email, oldEmail: old, lang: record.lang, apiKey: apiKey)
             }
         }

@@ -34,15 +34,35 @@ package final class RevocationCache: Sendable {
     private struct Contents {
         var bySession: [String: Entry] = [:]
         var sessionsByUser: [String: Set<String>] = [:]
-        /// Moves on every invalidation: a fill that read the database before the latest one may
-        /// hold what that invalidation revoked.
+        /// Counts invalidations; a fill remembers it when it starts.
         var epoch: UInt64 = 0
+        /// The epoch of the last ``RevocationCache/clear()``.
+        var clearedAt: UInt64 = 0
+        /// For each slot of user and session ids (``RevocationCache/slot(_:)``), the epoch of the
+        /// last invalidation that named an id of that slot.
+        var stamps = [UInt64](repeating: 0, count: RevocationCache.slots)
+
+        mutating func stamp(_ id: String) {
+            epoch &+= 1
+            stamps[RevocationCache.slot(id)] = epoch
+        }
     }
 
     /// Taken before a fill reads the database; its ``store(_:forSession:since:)`` stores only if
-    /// no invalidation arrived in between.
+    /// no invalidation of that session or its user arrived in between.
     package struct Fill: Sendable {
         fileprivate let epoch: UInt64
+    }
+
+    /// How many slots invalidations are stamped in: ids that share a slot only cost each other a
+    /// fill now and then, never a stale answer.
+    static let slots = 1024
+
+    /// The slot of a user or session id: FNV-1a of its bytes, the same in every process.
+    package static func slot(_ id: String) -> Int {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in id.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return Int(hash % UInt64(slots))
     }
 
     private let contents = Mutex(Contents())
@@ -69,13 +89,16 @@ package final class RevocationCache: Sendable {
         contents.withLock { Fill(epoch: $0.epoch) }
     }
 
-    /// Remembers a state read from the database after `fill` began, unless an invalidation arrived
-    /// since: the read may have raced the revocation that invalidation announced, and storing it
-    /// would serve a revoked session as live for the whole TTL instead of the promised second.
+    /// Remembers a state read from the database after `fill` began, unless an invalidation of this
+    /// session or its user (or a clear) arrived since: the read may have raced the revocation it
+    /// announced, and storing it would serve a revoked session as live for the whole TTL instead of
+    /// the promised second.
     package func store(_ state: SessionState, forSession sessionID: String, since fill: Fill) {
         let now = ContinuousClock.now
         contents.withLock { contents in
-            guard contents.epoch == fill.epoch else { return }
+            guard contents.clearedAt <= fill.epoch, contents.stamps[Self.slot(sessionID)] <= fill.epoch,
+                contents.stamps[Self.slot(state.localID)] <= fill.epoch
+            else { return }
             if contents.bySession.count >= capacity {
                 contents.bySession = [:]
                 contents.sessionsByUser = [:]
@@ -88,7 +111,7 @@ package final class RevocationCache: Sendable {
     /// Forgets every session of a user (revoke-all, disable, delete, validSince).
     package func invalidate(user localID: String) {
         contents.withLock { contents in
-            contents.epoch &+= 1
+            contents.stamp(localID)
             for sessionID in contents.sessionsByUser.removeValue(forKey: localID) ?? [] {
                 contents.bySession.removeValue(forKey: sessionID)
             }
@@ -98,7 +121,7 @@ package final class RevocationCache: Sendable {
     /// Forgets one session.
     package func invalidate(session sessionID: String) {
         contents.withLock { contents in
-            contents.epoch &+= 1
+            contents.stamp(sessionID)
             if let entry = contents.bySession.removeValue(forKey: sessionID) {
                 contents.sessionsByUser[entry.state.localID]?.remove(sessionID)
             }
@@ -108,7 +131,8 @@ package final class RevocationCache: Sendable {
     /// Forgets everything (the notification connection was lost).
     package func clear() {
         contents.withLock { contents in
-            contents = Contents(epoch: contents.epoch &+ 1)
+            let epoch = contents.epoch &+ 1
+            contents = Contents(epoch: epoch, clearedAt: epoch)
         }
     }
 }

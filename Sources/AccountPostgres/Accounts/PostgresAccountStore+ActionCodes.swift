@@ -232,7 +232,9 @@ extension PostgresAccountStore: ActionCodeStore {
     /// user is retired first, as Firebase answers it `INVALID_OOB_CODE` once a newer one was sent;
     /// sign-in codes for an address with no account yet belong to no user and are all kept (the
     /// first completion creates the account, reference §7 item 37). `restoreEmailVerified` is, for a
-    /// recover code, whether the address it restores was verified before the change.
+    /// recover code, whether the address it restores was verified before the change. A code being
+    /// spent right now (its row locked, then the user's: the other lock order) is skipped rather
+    /// than waited for, so issuing and spending never deadlock; it is being used up anyway.
     static func insert(
         _ outgoing: OutgoingCode, restoreEmailVerified: Bool? = nil, on connection: PostgresConnection, logger: Logger
     ) async throws {
@@ -241,7 +243,10 @@ extension PostgresAccountStore: ActionCodeStore {
             try await connection.query(
                 """
                 UPDATE action_codes SET used_at = \(code.createdAt), used_reason = 'SUPERSEDED'
-                WHERE tenant_id = '' AND local_id = \(localID) AND kind = \(code.kind.rawValue) AND used_at IS NULL
+                WHERE code_hash IN (
+                    SELECT code_hash FROM action_codes
+                    WHERE tenant_id = '' AND local_id = \(localID) AND kind = \(code.kind.rawValue) AND used_at IS NULL
+                    FOR UPDATE SKIP LOCKED)
                 """,
                 logger: logger
             )
