@@ -100,12 +100,23 @@ struct ActionHandler: Sendable {
 
     // MARK: POST
 
-    func submitApply(_ request: Request, logger: Logger) async -> Response {
+    /// Runs `body` with a code form's fields and code once its CSRF token (for `purpose`) and its
+    /// continue URL check out; otherwise answers the page that refuses it.
+    func withCodeForm(_ request: Request, purpose: String, _ body: (Parameters, String) async -> Response) async -> Response {
         let parameters = parse(await Self.formBody(request))
         let lang = parameters.lang
         guard let code = parameters["oobCode"] else { return failure("error.missing", 400, lang) }
-        guard csrf.verify(parameters["csrf"], purpose: "apply", value: code) else { return failure("error.csrf", 403, lang) }
+        guard csrf.verify(parameters["csrf"], purpose: purpose, value: code) else { return failure("error.csrf", 403, lang) }
         if parameters.fields["continueUrl"] != nil && parameters.continueURL == nil { return failure("error.continue", 400, lang) }
+        return await body(parameters, code)
+    }
+
+    func submitApply(_ request: Request, logger: Logger) async -> Response {
+        await withCodeForm(request, purpose: "apply") { parameters, code in await applyConfirmed(code: code, parameters, logger: logger) }
+    }
+
+    func applyConfirmed(code: String, _ parameters: Parameters, logger: Logger) async -> Response {
+        let lang = parameters.lang
         do {
             guard let record = try await service.store.code(code) else { throw AccountError(.invalidOOBCode) }
             let user = try await service.apply(code: code, apiKey: parameters.apiKey)
@@ -122,11 +133,13 @@ struct ActionHandler: Sendable {
     }
 
     func submitReset(_ request: Request, logger: Logger) async -> Response {
-        let parameters = parse(await Self.formBody(request))
+        await withCodeForm(request, purpose: "resetPassword") { parameters, code in
+            await resetConfirmed(code: code, parameters, logger: logger)
+        }
+    }
+
+    func resetConfirmed(code: String, _ parameters: Parameters, logger: Logger) async -> Response {
         let lang = parameters.lang
-        guard let code = parameters["oobCode"] else { return failure("error.missing", 400, lang) }
-        guard csrf.verify(parameters["csrf"], purpose: "resetPassword", value: code) else { return failure("error.csrf", 403, lang) }
-        if parameters.fields["continueUrl"] != nil && parameters.continueURL == nil { return failure("error.continue", 400, lang) }
         do {
             let (record, user) = try await service.resetPassword(code: code, newPassword: parameters.fields["newPassword"] ?? "")
             return done(
