@@ -19,6 +19,12 @@ struct TakeoverTests {
         var configuration: Configuration { self == .demo ? testConfiguration() : productionConfiguration() }
 
         func api(_ http: TestHTTPClient) -> API { API(http: http, project: configuration.projectID) }
+
+        /// Runs `body` against a server in this mode on a fresh database.
+        func run(_ body: @Sendable (API, TestHTTPClient, DatabaseURL) async throws -> Void) async throws {
+            let database = try await TestDatabase.createMigrated()
+            try await withServer(configuration, database: database) { http in try await body(api(http), http, database) }
+        }
     }
 
     /// The path and query of the newest link of `kind` mailed to `recipient`.
@@ -52,9 +58,7 @@ struct TakeoverTests {
         "point 1, the story: squat, move away, the victim recovers by the mailed link, signs in by email link; the squatter is out",
         arguments: Mode.allCases)
     func recoveryKeepsTheRule(mode: Mode) async throws {
-        let database = try await TestDatabase.createMigrated()
-        try await withServer(mode.configuration, database: database) { http in
-            let api = mode.api(http)
+        try await mode.run { api, http, database in
             // The squatter registers the victim's address with a password it knows, never verifies it,
             // and moves the account to its own address (a fresh sign-in: the change is allowed).
             let squat = try await api.signUp("victim@example.com", "squatter-pass")
@@ -112,9 +116,7 @@ struct TakeoverTests {
 
     @Test("point 2: GET and HEAD of every kind of link spend nothing; only the page's POST applies", arguments: Mode.allCases)
     func fetchingSpendsNothing(mode: Mode) async throws {
-        let database = try await TestDatabase.createMigrated()
-        try await withServer(mode.configuration, database: database) { http in
-            let api = mode.api(http)
+        try await mode.run { api, http, database in
             let alice = try await api.signUp("alice@example.com")
             var links: [String: String] = [:]
             for (type, extra) in [
@@ -260,9 +262,7 @@ struct TakeoverTests {
 
     @Test("point 5: a newer code retires the older one of its kind for the same user", arguments: Mode.allCases)
     func newerCodeRetiresOlder(mode: Mode) async throws {
-        let database = try await TestDatabase.createMigrated()
-        try await withServer(mode.configuration, database: database) { http in
-            let api = mode.api(http)
+        try await mode.run { api, http, database in
             let alice = try await api.signUp("alice@example.com")
             let firstReset = try await ActionHandlerTests.link(api, "PASSWORD_RESET", "alice@example.com").code
             let firstVerify = try await ActionHandlerTests.link(api, "VERIFY_EMAIL", "alice@example.com").code
@@ -285,9 +285,7 @@ struct TakeoverTests {
 
     @Test("point 6: no email-sign-in link for a disabled user, for clients and admins", arguments: Mode.allCases)
     func noLinkForDisabledUser(mode: Mode) async throws {
-        let database = try await TestDatabase.createMigrated()
-        try await withServer(mode.configuration, database: database) { http in
-            let api = mode.api(http)
+        try await mode.run { api, http, database in
             let dora = try await api.signUp("dora@example.com")
             _ = try await api.admin("update", ["localId": dora.localID, "disableUser": true])
             var body = EmailActionsTests.signIn
@@ -302,9 +300,7 @@ struct TakeoverTests {
 
     @Test("point 7: an oobCode sent with an ID token that does not verify is refused and not spent", arguments: Mode.allCases)
     func oobCodeWithBadToken(mode: Mode) async throws {
-        let database = try await TestDatabase.createMigrated()
-        try await withServer(mode.configuration, database: database) { http in
-            let api = mode.api(http)
+        try await mode.run { api, http, database in
             let alice = try await api.signUp("alice@example.com")
             let code = try await ActionHandlerTests.link(api, "VERIFY_EMAIL", "alice@example.com").code
             var forged = alice.idToken
