@@ -43,7 +43,7 @@ extension AccountService {
             throw AccountError(.operationNotAllowed, "Please verify the new email before changing email.")
         }
         guard let current = try await store.user(localID: caller.localID) else { throw AccountError(.userNotFound) }
-        if change.password != nil || change.email != .keep { try requireRecentLogin(caller, of: current) }
+        if change.password != nil || change.email != .keep { try await requireRecentLogin(caller, of: current) }
         if case .set(let email) = change.email, email == current.email { change.email = .keep }
         addRecoverNotice(to: &change, current: current)
         let revokes = change.password != nil || change.email != .keep || change.revokeAll
@@ -71,7 +71,7 @@ extension AccountService {
     /// Client `accounts:delete` (reference §4.9).
     package func delete(idToken: String?) async throws {
         let caller = try await authenticate(idToken)
-        try requireRecentLogin(caller, of: try await store.user(localID: caller.localID))
+        try await requireRecentLogin(caller, of: try await store.user(localID: caller.localID))
         try await store.delete(localID: caller.localID, guardSession: caller.sessionGuard, now: clock.now())
         cache.invalidate(user: caller.localID)
     }
@@ -117,11 +117,13 @@ extension AccountService {
     /// `CREDENTIAL_TOO_OLD_LOGIN_AGAIN` when the caller's sign-in is older than the window. An
     /// anonymous account is exempt: its session is its only credential, so it could never sign in
     /// again, and adding an email or a password to it is how it is kept (the SDKs' "upgrade").
-    func requireRecentLogin(_ caller: Authenticated, of user: UserRecord?) throws(AccountError) {
-        guard settings.recentLoginSeconds > 0, user?.isAnonymous != true else { return }
-        if RevocationRules.seconds(clock.now()) - caller.authTime > settings.recentLoginSeconds {
-            throw AccountError(.credentialTooOldLoginAgain)
-        }
+    /// `user` is read only when the sign-in is old, so a recent caller costs no extra query.
+    func requireRecentLogin(_ caller: Authenticated, of user: @autoclosure () async throws -> UserRecord?) async throws {
+        guard settings.recentLoginSeconds > 0,
+            RevocationRules.seconds(clock.now()) - caller.authTime > settings.recentLoginSeconds
+        else { return }
+        if try await user()?.isAnonymous == true { return }
+        throw AccountError(.credentialTooOldLoginAgain)
     }
 
     /// Step 3 (syntax) of §4.7 B, then hashing.

@@ -80,7 +80,7 @@ package struct ActionCodeService: Sendable {
             let caller = try await accounts.authenticate(idToken)
             session = caller.sessionGuard
             user = try await accounts.store.user(localID: caller.localID)
-            if kind == .verifyAndChangeEmail && !request.isAdmin { try accounts.requireRecentLogin(caller, of: user) }
+            if kind == .verifyAndChangeEmail && !request.isAdmin { try await accounts.requireRecentLogin(caller, of: user) }
             guard user != nil else { throw AccountError(.userNotFound) }
         }
 
@@ -203,7 +203,7 @@ package struct ActionCodeService: Sendable {
             let current = try await accounts.store.user(localID: caller.localID)
             // Linking changes the account's identity: it needs a recent sign-in, as an email or
             // password change does; an old session or a stolen refresh token is not enough.
-            try accounts.requireRecentLogin(caller, of: current)
+            try await accounts.requireRecentLogin(caller, of: current)
             linkTo = (caller.localID, caller.sessionGuard)
             if let current, let old = current.email, old != email {
                 recover = recoverNotice(localID: caller.localID, currentEmail: email, oldEmail: old, lang: record.lang, apiKey: apiKey)
