@@ -62,13 +62,16 @@ package enum TestDatabase {
     /// Runs `body` with a running pool on `url`.
     package static func withClient<T: Sendable>(
         _ url: DatabaseURL,
-        _ body: @Sendable (PostgresClient) async throws -> T
+        _ body: @Sendable (Database) async throws -> T
     ) async throws -> T {
-        let client = PostgresClient(configuration: try url.clientConfiguration(pool: .onDemand(4)), backgroundLogger: logger)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
-            return try await body(client)
+        let database = try Database(url: url, pool: .onDemand(4), logger: logger)
+        do {
+            let result = try await body(database)
+            await database.shutdown()
+            return result
+        } catch {
+            await database.shutdown()
+            throw error
         }
     }
 
@@ -107,7 +110,7 @@ package enum TestDatabase {
             let name = "tmpl_\(ProcessInfo.processInfo.processIdentifier)_\(UInt32.random(in: 0...UInt32.max))"
             try await execute("CREATE DATABASE \(name)", on: server)
             try await withClient(server.with(database: name)) { client in
-                try await Migrator(migrations: migrations, client: client, logger: logger).migrate()
+                try await Migrator(migrations: migrations, database: client, logger: logger).migrate()
             }
             return name
         }

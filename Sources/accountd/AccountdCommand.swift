@@ -138,13 +138,15 @@ struct Migrate: AsyncParsableCommand {
         let (configuration, logger) = try options.resolve(migrate: true)
         do {
             try await withDatabase(configuration, logger: logger) { url in
-                let client = PostgresClient(configuration: try url.clientConfiguration(pool: .onDemand(2)), backgroundLogger: logger)
+                let database = try Database(url: url, pool: .onDemand(2), logger: logger)
                 let migrations = try Migration.load(from: URL(fileURLWithPath: configuration.migrationsDirectory))
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { await client.run() }
-                    defer { group.cancelAll() }
-                    let applied = try await Migrator(migrations: migrations, client: client, logger: logger).migrate()
+                do {
+                    let applied = try await Migrator(migrations: migrations, database: database, logger: logger).migrate()
                     print(applied.isEmpty ? "schema is current" : "applied: \(applied.joined(separator: ", "))")
+                    await database.shutdown()
+                } catch {
+                    await database.shutdown()
+                    throw error
                 }
             }
         } catch let error as MigrationError {

@@ -19,22 +19,22 @@ func buildApplication(
     logger: Logger,
     clock: any WallClock = SystemClock()
 ) async throws -> some ApplicationProtocol {
-    let postgres = PostgresClient(
-        configuration: try databaseURL.clientConfiguration(pool: configuration.databasePool), backgroundLogger: logger)
+    let postgres = try Database(url: databaseURL, pool: configuration.databasePool, logger: logger)
     let migrations = try Migration.load(from: URL(fileURLWithPath: configuration.migrationsDirectory))
-    let migrator = Migrator(migrations: migrations, client: postgres, logger: logger)
+    let migrator = Migrator(migrations: migrations, database: postgres, logger: logger)
 
     let sealer = KeySealer(keyEncryptionKey: configuration.keyEncryptionKey)
     let keyRing = RS256KeyRing(
-        store: PostgresSigningKeyStore(client: postgres, logger: logger), sealer: sealer, now: { clock.now() },
+        store: PostgresSigningKeyStore(database: postgres, logger: logger), sealer: sealer, now: { clock.now() },
         verifiedTokenCapacity: configuration.verifiedTokenCacheEntries)
     let refreshKeyID = "k" + sealer.kekID.prefix(8)
     let refreshCodec = HMACRefreshTokenCodec(
         masterKeys: [refreshKeyID: sealer.derive(info: "accountd refresh-token master v1", count: 32)],
         currentKeyID: refreshKeyID
     )
-    let cache = RevocationCache()
-    let store = PostgresAccountStore(client: postgres, logger: logger)
+    // Suspended until the revocation listener hears the channel.
+    let cache = RevocationCache(suspended: true)
+    let store = PostgresAccountStore(database: postgres, logger: logger)
     let service = AccountService(
         settings: configuration.projectSettings,
         store: store,
@@ -46,7 +46,7 @@ func buildApplication(
     )
 
     var routes = APIRoutes()
-    routes.addHealth(readiness: PostgresReadinessProbe(migrator: migrator))
+    routes.addHealth(readiness: PostgresReadinessProbe(migrator: migrator, database: postgres))
     routes.addKeys(signer: keyRing)
     routes.addAccounts(service: service)
     routes.addActionCodes(service: ActionCodeService(accounts: service, store: store), access: configuration.accessPolicy)
@@ -66,18 +66,19 @@ func buildApplication(
 
     let gate = StartupGate()
     var services: [any Service] = [
-        postgres, RevocationListener(url: databaseURL, cache: cache, logger: logger),
+        postgres, RevocationListener(database: postgres, cache: cache, logger: logger),
         GatedService(gate: gate, inner: KeyPromotionService(keyRing: keyRing, logger: logger)),
-        GatedService(gate: gate, inner: ExpiredRowSweeper(client: postgres, logger: logger)),
+        GatedService(gate: gate, inner: ExpiredRowSweeper(database: postgres, logger: logger)),
     ]
     if configuration.deliversEmail {
         // After the client, so it stops first on shutdown; after the migration, so its table exists.
         let transport = try MailConfiguration.makeTransport(from: configuration.mailEnvironment, logger: logger)
-        services.append(GatedService(gate: gate, inner: OutboxWorker(client: postgres, transport: transport, logger: logger)))
+        services.append(GatedService(gate: gate, inner: OutboxWorker(database: postgres, transport: transport, logger: logger)))
     }
 
     var app = Application(
-        responder: APIResponder(routes: routes, access: configuration.accessPolicy),
+        responder: APIResponder(
+            routes: routes, access: configuration.accessPolicy, deadline: .seconds(configuration.databasePool.waitSeconds)),
         server: .http1(
             configuration: .init(
                 additionalChannelHandlers: [RequestDeadlineHandler(deadline: .seconds(configuration.httpRequestTimeoutSeconds))],

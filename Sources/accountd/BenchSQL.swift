@@ -29,11 +29,11 @@ struct BenchSQL: AsyncParsableCommand {
     func run() async throws {
         let logger = Logger(label: "accountd.bench-sql")
         let pool = DatabasePool(minimumConnections: minimumConnections, keepAliveSeconds: keepAliveSeconds)
-        let client = PostgresClient(configuration: try DatabaseURL(databaseURL).clientConfiguration(pool: pool), backgroundLogger: logger)
-        let store = PostgresAccountStore(client: client, logger: logger)
+        let database = try Database(url: try DatabaseURL(databaseURL), pool: pool, logger: logger)
+        let store = PostgresAccountStore(database: database, logger: logger)
         let (users, prefix, domain) = (users, emailPrefix, emailDomain)
         let result = try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
+            group.addTask { try await database.run() }
             defer { group.cancelAll() }
             let lookup: @Sendable () async throws -> Void = {
                 _ = try await store.users(localIDs: [], emails: ["\(prefix)\(Int.random(in: 0..<users))@\(domain)"], phoneNumbers: [])

@@ -54,7 +54,10 @@ struct Configuration: Sendable {
     }
 
     /// The connection pool (`ACCOUNTD_DB_MAX_CONNECTIONS`, `ACCOUNTD_DB_MIN_CONNECTIONS`,
-    /// `ACCOUNTD_DB_KEEPALIVE_SECONDS`, `ACCOUNTD_DB_LOCK_TIMEOUT_SECONDS`); see ``DatabasePool``.
+    /// `ACCOUNTD_DB_KEEPALIVE_SECONDS`, `ACCOUNTD_DB_LOCK_TIMEOUT_SECONDS`,
+    /// `ACCOUNTD_DB_STATEMENT_TIMEOUT_SECONDS`); its `waitSeconds` is the request deadline
+    /// (`ACCOUNTD_REQUEST_DEADLINE_SECONDS`, default 5): how long a request may wait for a database
+    /// connection before it answers 503. See ``DatabasePool``.
     var databasePool = DatabasePool()
     /// argon2id cost of new password hashes.
     var passwordHashParameters: Argon2idHasher.Parameters = .owasp
@@ -251,6 +254,8 @@ extension Configuration {
         let minimumConnections = number("ACCOUNTD_DB_MIN_CONNECTIONS", maximumConnections, 0...maximumConnections)
         let keepAlive = number("ACCOUNTD_DB_KEEPALIVE_SECONDS", 0, 0...86400)
         let lockTimeout = number("ACCOUNTD_DB_LOCK_TIMEOUT_SECONDS", 5, 0...3600)
+        let statementTimeout = number("ACCOUNTD_DB_STATEMENT_TIMEOUT_SECONDS", 10, 0...86400)
+        let deadline = number("ACCOUNTD_REQUEST_DEADLINE_SECONDS", 5, 1...600)
         let tokenCache = number("ACCOUNTD_ID_TOKEN_CACHE_ENTRIES", 10_000, 0...10_000_000)
         let idleTimeout = number("ACCOUNTD_HTTP_IDLE_TIMEOUT_SECONDS", 60, 1...3600)
         let requestTimeout = number("ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS", 30, 1...3600)
@@ -277,7 +282,9 @@ extension Configuration {
             developmentDefaults: defaults,
             databasePool: DatabasePool(
                 maximumConnections: Int(maximumConnections), minimumConnections: Int(minimumConnections),
-                keepAliveSeconds: keepAlive == 0 ? nil : keepAlive, lockTimeoutSeconds: lockTimeout == 0 ? nil : lockTimeout),
+                keepAliveSeconds: keepAlive == 0 ? nil : keepAlive, waitSeconds: deadline,
+                lockTimeoutSeconds: lockTimeout == 0 ? nil : lockTimeout,
+                statementTimeoutSeconds: statementTimeout == 0 ? nil : statementTimeout),
             passwordHashParameters: .init(memoryKiB: Int(argon2Memory), iterations: Int(argon2Iterations)),
             allowAnonymous: flag("ACCOUNTD_ALLOW_ANONYMOUS"),
             emailEnumerationProtection: flag("ACCOUNTD_EMAIL_ENUMERATION_PROTECTION"),

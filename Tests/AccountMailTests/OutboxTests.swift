@@ -30,7 +30,7 @@ struct OutboxTests {
         var dueIn: Double
     }
 
-    static func rows(_ client: PostgresClient) async throws -> [Row] {
+    static func rows(_ client: Database) async throws -> [Row] {
         let rows = try await client.query(
             """
             SELECT status, attempts, subject, body_text, body_html, last_error, sent_at IS NOT NULL,
@@ -38,7 +38,7 @@ struct OutboxTests {
             FROM email_outbox ORDER BY id
             """)
         var result: [Row] = []
-        for try await (status, attempts, subject, text, html, error, sent, dueIn) in rows.decode(
+        for (status, attempts, subject, text, html, error, sent, dueIn) in try rows.decode(
             (String, Int32, String, String?, String?, String?, Bool, Double).self)
         {
             result.append(
@@ -49,14 +49,14 @@ struct OutboxTests {
         return result
     }
 
-    static func enqueue(_ message: EmailMessage, _ client: PostgresClient) async throws {
+    static func enqueue(_ message: EmailMessage, _ client: Database) async throws {
         try await client.withTransaction(logger: logger) { connection in
             try await PostgresOutbox.enqueue(message, on: connection, logger: logger)
         }
     }
 
     /// Makes every pending row due now (instead of waiting out the backoff).
-    static func makeDue(_ client: PostgresClient) async throws {
+    static func makeDue(_ client: Database) async throws {
         try await client.query("UPDATE email_outbox SET next_attempt_at = now() WHERE status = 'pending'")
     }
 
@@ -83,7 +83,7 @@ struct OutboxTests {
             let rows = try await Self.rows(client)
             #expect(rows.isEmpty)
             let transport = TestTransport()
-            let sent = try await OutboxWorker(client: client, transport: transport, logger: Self.logger).drainOnce()
+            let sent = try await OutboxWorker(database: client, transport: transport, logger: Self.logger).drainOnce()
             #expect(sent == 0)
             #expect(transport.attempts == 0)
         }
@@ -99,7 +99,7 @@ struct OutboxTests {
             #expect(queued.status == "pending" && queued.attempts == 0 && queued.bodyText == message.textBody)
 
             let transport = TestTransport()
-            let worker = OutboxWorker(client: client, transport: transport, logger: Self.logger)
+            let worker = OutboxWorker(database: client, transport: transport, logger: Self.logger)
             #expect(try await worker.drainOnce() == 1)
             #expect(transport.delivered == [message], "the worker hands over the message as enqueued, link included")
 
@@ -134,7 +134,7 @@ struct OutboxTests {
             try await Self.enqueue(message, client)
             let transport = TestTransport(failures: 2)
             let worker = OutboxWorker(
-                client: client, transport: transport, logger: Self.logger, baseBackoff: .seconds(10), maxBackoff: .seconds(300))
+                database: client, transport: transport, logger: Self.logger, baseBackoff: .seconds(10), maxBackoff: .seconds(300))
 
             // The delay counts from the failure, somewhere between `started` and the read: a loaded
             // machine may take seconds between the two, so bound it from both ends.
@@ -175,7 +175,7 @@ struct OutboxTests {
         try await TestDatabase.withClient(url) { client in
             try await Self.enqueue(Self.message(), client)
             let transport = TestTransport(failures: .max)
-            let worker = OutboxWorker(client: client, transport: transport, logger: Self.logger, maxAttempts: 2)
+            let worker = OutboxWorker(database: client, transport: transport, logger: Self.logger, maxAttempts: 2)
             #expect(try await worker.drainOnce() == 0)
             try await Self.makeDue(client)
             #expect(try await worker.drainOnce() == 0)
@@ -207,7 +207,7 @@ struct OutboxTests {
                 "gone@example.com": .rejected(step: "RCPT TO", code: 550, text: "5.1.1 no such user"),
                 "busy@example.com": .rejected(step: "RCPT TO", code: 451, text: "4.3.0 try again later"),
             ])
-            let worker = OutboxWorker(client: client, transport: transport, logger: Self.logger, maxAttempts: 5)
+            let worker = OutboxWorker(database: client, transport: transport, logger: Self.logger, maxAttempts: 5)
             #expect(try await worker.drainOnce() == 0)
             let rows = try await Self.rows(client)
             #expect(rows.map(\.status) == ["failed", "pending"])
@@ -223,7 +223,7 @@ struct OutboxTests {
     @Test("the backoff doubles, is capped, and is jittered within [d/2, d]")
     func backoffSchedule() throws {
         let worker = OutboxWorker(
-            client: PostgresClient(configuration: try DatabaseURL("postgres://nobody@localhost/none").clientConfiguration()),
+            database: try Database(url: try DatabaseURL("postgres://nobody@localhost/none"), logger: Self.logger),
             transport: TestTransport(), logger: Self.logger, baseBackoff: .seconds(1), maxBackoff: .seconds(300))
         for (failure, full) in [(1, 1), (2, 2), (3, 4), (9, 256), (10, 300), (64, 300), (10_000, 300)] {
             let delay = worker.backoff(afterFailure: failure)
@@ -240,7 +240,7 @@ struct OutboxTests {
             let transports = [TestTransport(delay: .milliseconds(5)), TestTransport(delay: .milliseconds(5))]
             let sent = try await withThrowingTaskGroup(of: Int.self) { group in
                 for transport in transports {
-                    group.addTask { try await OutboxWorker(client: client, transport: transport, logger: Self.logger).drainOnce() }
+                    group.addTask { try await OutboxWorker(database: client, transport: transport, logger: Self.logger).drainOnce() }
                 }
                 return try await group.reduce(0, +)
             }
@@ -258,7 +258,7 @@ struct OutboxTests {
         let url = try await TestDatabase.createMigrated()
         try await TestDatabase.withClient(url) { client in
             let transport = TestTransport()
-            let worker = OutboxWorker(client: client, transport: transport, logger: Self.logger, pollInterval: .seconds(60))
+            let worker = OutboxWorker(database: client, transport: transport, logger: Self.logger, pollInterval: .seconds(60))
             let running = Task { try await worker.run() }
             // Let the first drain pass and the listener start.
             try await Task.sleep(for: .milliseconds(500))
@@ -278,7 +278,7 @@ struct OutboxTests {
             let port = try freeLoopbackPort()
             let transport = try SMTPTransport(configuration: SMTPTransportTests.configuration(port: port), logger: Self.logger)
             let worker = OutboxWorker(
-                client: client, transport: transport, logger: Self.logger, pollInterval: .milliseconds(100),
+                database: client, transport: transport, logger: Self.logger, pollInterval: .milliseconds(100),
                 baseBackoff: .milliseconds(100), maxBackoff: .milliseconds(200))
             let message = Self.message(kind: .passwordReset)
             try await Self.enqueue(message, client)

@@ -15,7 +15,7 @@ struct ConflictRetryTests {
         try await TestDatabase.execute("CREATE TABLE deadlock_probe (id int PRIMARY KEY, n int NOT NULL)", on: url)
         try await TestDatabase.execute("INSERT INTO deadlock_probe VALUES (1, 0), (2, 0)", on: url)
         try await TestDatabase.withClient(url) { client in
-            let store = PostgresAccountStore(client: client, logger: TestDatabase.logger)
+            let store = PostgresAccountStore(database: client, logger: TestDatabase.logger)
             let holding = Counter()  // transactions holding their first row, first attempts only
             let runs = Counter()
 
@@ -27,7 +27,7 @@ struct ConflictRetryTests {
 
             #expect(runs.value == 3, "one transaction deadlocked and ran a second time")
             var counts: [Int] = []
-            for try await count in try await client.query("SELECT n FROM deadlock_probe ORDER BY id").decode(Int.self) {
+            for count in try await client.query("SELECT n FROM deadlock_probe ORDER BY id").decode(Int.self) {
                 counts.append(count)
             }
             #expect(counts == [2, 2], "each transaction's two updates committed exactly once")
@@ -49,7 +49,7 @@ struct ConflictRetryTests {
     /// Adds 1 to row `first`, waits until the other transaction holds its own first row, then adds
     /// 1 to row `second`: on the first attempt of two opposite calls, a deadlock by construction.
     static func bump(
-        _ first: Int, then second: Int, store: PostgresAccountStore, client: PostgresClient, holding: Counter, runs: Counter
+        _ first: Int, then second: Int, store: PostgresAccountStore, client: Database, holding: Counter, runs: Counter
     ) async throws {
         let attempts = Counter()
         try await store.translating {
@@ -73,7 +73,7 @@ struct ConflictRetryTests {
     func boundedAndSelective() async throws {
         let url = try await TestDatabase.createMigrated()
         try await TestDatabase.withClient(url) { client in
-            let store = PostgresAccountStore(client: client, logger: TestDatabase.logger)
+            let store = PostgresAccountStore(database: client, logger: TestDatabase.logger)
             let runs = Counter()
             await #expect(throws: AccountError(.unavailable, "The account is busy, retry shortly.")) {
                 try await store.translating {

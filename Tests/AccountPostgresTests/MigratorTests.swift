@@ -13,7 +13,7 @@ struct MigratorTests {
     func appliesThenNoOp() async throws {
         let url = try await TestDatabase.createEmpty()
         try await TestDatabase.withClient(url) { client in
-            let migrator = Migrator(migrations: migrations, client: client, logger: TestDatabase.logger)
+            let migrator = Migrator(migrations: migrations, database: client, logger: TestDatabase.logger)
             let before = try await migrator.status()
             #expect(before.applied.isEmpty)
             #expect(before.pending == migrations.map(\.name))
@@ -47,11 +47,11 @@ struct MigratorTests {
         let url = try await TestDatabase.createEmpty()
         let folder = try copyOfMigrations()
         try await TestDatabase.withClient(url) { client in
-            try await Migrator(migrations: try Migration.load(from: folder), client: client, logger: TestDatabase.logger).migrate()
+            try await Migrator(migrations: try Migration.load(from: folder), database: client, logger: TestDatabase.logger).migrate()
             let first = try #require(migrations.first)
             let edited = folder.appendingPathComponent(first.name)
             try (first.sql + "\n-- edited\n").write(to: edited, atomically: true, encoding: .utf8)
-            let migrator = Migrator(migrations: try Migration.load(from: folder), client: client, logger: TestDatabase.logger)
+            let migrator = Migrator(migrations: try Migration.load(from: folder), database: client, logger: TestDatabase.logger)
             #expect(try await migrator.status().problem == .edited(first.name))
             await #expect(throws: MigrationError.edited(first.name)) { try await migrator.requireCurrent() }
             await #expect(throws: MigrationError.edited(first.name)) { try await migrator.migrate() }
@@ -63,11 +63,11 @@ struct MigratorTests {
         let url = try await TestDatabase.createEmpty()
         let folder = try copyOfMigrations()
         try await TestDatabase.withClient(url) { client in
-            try await Migrator(migrations: try Migration.load(from: folder), client: client, logger: TestDatabase.logger).migrate()
+            try await Migrator(migrations: try Migration.load(from: folder), database: client, logger: TestDatabase.logger).migrate()
 
             try "CREATE TABLE extra (id int);\nSELECT no_such_function();\n"
                 .write(to: folder.appendingPathComponent("9001_add_broken.sql"), atomically: true, encoding: .utf8)
-            let migrator = Migrator(migrations: try Migration.load(from: folder), client: client, logger: TestDatabase.logger)
+            let migrator = Migrator(migrations: try Migration.load(from: folder), database: client, logger: TestDatabase.logger)
             await #expect(throws: MigrationError.pending(["9001_add_broken.sql"])) { try await migrator.requireCurrent() }
             await #expect {
                 try await migrator.migrate()
@@ -76,7 +76,7 @@ struct MigratorTests {
                 return name == "9001_add_broken.sql"
             }
             // Rolled back: the table from the file's first statement does not exist.
-            let exists = try await client.query("SELECT to_regclass('extra') IS NOT NULL").collect().first?.decode(Bool.self)
+            let exists = try await client.query("SELECT to_regclass('extra') IS NOT NULL").first?.decode(Bool.self)
             #expect(exists == false)
             #expect(try await migrator.status().pending == ["9001_add_broken.sql"])
         }
@@ -89,7 +89,7 @@ struct MigratorTests {
             let results = try await withThrowingTaskGroup(of: [String].self) { group in
                 for _ in 0..<2 {
                     group.addTask {
-                        try await Migrator(migrations: migrations, client: client, logger: TestDatabase.logger).migrate()
+                        try await Migrator(migrations: migrations, database: client, logger: TestDatabase.logger).migrate()
                     }
                 }
                 return try await group.reduce(into: [[String]]()) { $0.append($1) }
@@ -120,8 +120,8 @@ struct ReadinessProbeTests {
         let migrations = try Migration.load(from: TestDatabase.migrationsDirectory)
         let url = try await TestDatabase.createEmpty()
         try await TestDatabase.withClient(url) { client in
-            let migrator = Migrator(migrations: migrations, client: client, logger: TestDatabase.logger)
-            let probe = PostgresReadinessProbe(migrator: migrator)
+            let migrator = Migrator(migrations: migrations, database: client, logger: TestDatabase.logger)
+            let probe = PostgresReadinessProbe(migrator: migrator, database: client)
             let before = await probe.check()
             guard case .notReady(let reason) = before else {
                 Issue.record("an unmigrated database must not be ready")
@@ -135,7 +135,8 @@ struct ReadinessProbeTests {
         var unreachable = try TestDatabase.serverURL()
         unreachable.port = 1
         try await TestDatabase.withClient(unreachable) { client in
-            let probe = PostgresReadinessProbe(migrator: Migrator(migrations: migrations, client: client, logger: TestDatabase.logger))
+            let probe = PostgresReadinessProbe(
+                migrator: Migrator(migrations: migrations, database: client, logger: TestDatabase.logger), database: client)
             let result = await probe.check()
             #expect(result == .notReady("database unreachable"))
         }
@@ -191,15 +192,15 @@ struct ExpiredRowSweeperTests {
                   ('VERIFY_EMAIL', 'a@example.com', 's', 'pending', now() - interval '8 days')
                 """
             )
-            let removed = try await ExpiredRowSweeper(client: client, logger: TestDatabase.logger).sweepOnce()
+            let removed = try await ExpiredRowSweeper(database: client, logger: TestDatabase.logger).sweepOnce()
             #expect(removed == 3)
             var sessions: [String] = []
-            for try await id in try await client.query("SELECT session_id FROM sessions ORDER BY session_id").decode(String.self) {
+            for id in try await client.query("SELECT session_id FROM sessions ORDER BY session_id").decode(String.self) {
                 sessions.append(id)
             }
             #expect(sessions == ["live", "new"])
             var codes = 0
-            for try await n in try await client.query("SELECT count(*)::int FROM action_codes").decode(Int.self) { codes = n }
+            for n in try await client.query("SELECT count(*)::int FROM action_codes").decode(Int.self) { codes = n }
             #expect(codes == 2)
         }
     }

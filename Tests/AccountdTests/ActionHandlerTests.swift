@@ -1,4 +1,5 @@
 import AccountCore
+import AccountPostgres
 import AccountTesting
 import AsyncHTTPClient
 import Foundation
@@ -306,7 +307,7 @@ struct ActionHandlerTests {
 
             let body = try await TestDatabase.withClient(database) { client in
                 var text = ""
-                for try await value in try await client.query("SELECT body_text FROM email_outbox WHERE kind = 'RECOVER_EMAIL'").decode(
+                for value in try await client.query("SELECT body_text FROM email_outbox WHERE kind = 'RECOVER_EMAIL'").decode(
                     String.self)
                 {
                     text = value
@@ -343,7 +344,7 @@ struct ActionHandlerTests {
             #expect(Self.html(sent).contains("Check your inbox"))
             let resets = try await TestDatabase.withClient(database) { client in
                 var count = 0
-                for try await n in try await client.query(
+                for n in try await client.query(
                     "SELECT count(*)::int FROM email_outbox WHERE kind = 'PASSWORD_RESET' AND recipient = 'dana@example.com'"
                 ).decode(Int.self) { count = n }
                 return count

@@ -97,28 +97,36 @@ struct ConfigurationTests {
         }
     }
 
-    @Test("the connection pool is warm by default; its size, minimum and keep-alive are configurable")
+    @Test("the connection pool is warm by default; its size, minimum, keep-alive and time limits are configurable")
     func databasePool() throws {
         let defaults = try Configuration(ConfigurationInput().merged(withEnvironment: [:])).databasePool
-        #expect(defaults == DatabasePool(maximumConnections: 20, minimumConnections: 20, keepAliveSeconds: nil, lockTimeoutSeconds: 5))
-        let client = try DatabaseURL("postgres://u@db/x").clientConfiguration(pool: defaults)
-        #expect(client.options.minimumConnections == 20 && client.options.maximumConnections == 20)
-        #expect(client.options.keepAliveBehavior == nil)
-        #expect(client.options.additionalStartupParameters.map { "\($0.0)=\($0.1)" } == ["lock_timeout=5s"])
-        let unbounded = try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_DB_LOCK_TIMEOUT_SECONDS": "0"]))
-        #expect(unbounded.databasePool.lockTimeoutSeconds == nil)
         #expect(
-            try DatabaseURL("postgres://u@db/x").clientConfiguration(pool: unbounded.databasePool).options.additionalStartupParameters
+            defaults
+                == DatabasePool(
+                    maximumConnections: 20, minimumConnections: 20, keepAliveSeconds: nil, waitSeconds: 5, lockTimeoutSeconds: 5,
+                    statementTimeoutSeconds: 10))
+        let connection = try DatabaseURL("postgres://u@db/x").connectionConfiguration(pool: defaults)
+        #expect(connection.options.additionalStartupParameters.map { "\($0.0)=\($0.1)" } == ["lock_timeout=5s", "statement_timeout=10s"])
+        let unbounded = try Configuration(
+            ConfigurationInput().merged(withEnvironment: [
+                "ACCOUNTD_DB_LOCK_TIMEOUT_SECONDS": "0", "ACCOUNTD_DB_STATEMENT_TIMEOUT_SECONDS": "0",
+            ]))
+        #expect(unbounded.databasePool.lockTimeoutSeconds == nil && unbounded.databasePool.statementTimeoutSeconds == nil)
+        #expect(
+            try DatabaseURL("postgres://u@db/x").connectionConfiguration(pool: unbounded.databasePool).options.additionalStartupParameters
                 .isEmpty)
 
         let tuned = try Configuration(
             ConfigurationInput().merged(withEnvironment: [
                 "ACCOUNTD_DB_MAX_CONNECTIONS": "8", "ACCOUNTD_DB_MIN_CONNECTIONS": "2", "ACCOUNTD_DB_KEEPALIVE_SECONDS": "45",
+                "ACCOUNTD_REQUEST_DEADLINE_SECONDS": "3",
             ])
         ).databasePool
-        #expect(tuned == DatabasePool(maximumConnections: 8, minimumConnections: 2, keepAliveSeconds: 45, lockTimeoutSeconds: 5))
-        let pinged = try DatabaseURL("postgres://u@db/x").clientConfiguration(pool: tuned)
-        #expect(pinged.options.keepAliveBehavior?.frequency == .seconds(45))
+        #expect(
+            tuned
+                == DatabasePool(
+                    maximumConnections: 8, minimumConnections: 2, keepAliveSeconds: 45, waitSeconds: 3, lockTimeoutSeconds: 5,
+                    statementTimeoutSeconds: 10))
         // Only a maximum: the minimum follows it.
         let small = try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_DB_MAX_CONNECTIONS": "5"]))
         #expect(small.databasePool.minimumConnections == 5)

@@ -28,7 +28,7 @@ struct EmailActionsTests {
     static func outboxCount(_ database: DatabaseURL) async throws -> Int {
         try await TestDatabase.withClient(database) { client in
             var count = 0
-            for try await n in try await client.query("SELECT count(*)::int FROM email_outbox").decode(Int.self) { count = n }
+            for n in try await client.query("SELECT count(*)::int FROM email_outbox").decode(Int.self) { count = n }
             return count
         }
     }
@@ -135,7 +135,7 @@ struct EmailActionsTests {
             #expect(change.string("email") == "alice@example.com")
             let recipient = try await TestDatabase.withClient(database) { client in
                 var to = ""
-                for try await value in try await client.query("SELECT recipient FROM email_outbox").decode(String.self) { to = value }
+                for value in try await client.query("SELECT recipient FROM email_outbox").decode(String.self) { to = value }
                 return to
             }
             #expect(recipient == "new@example.com")
@@ -403,7 +403,7 @@ struct EmailActionsTests {
             #expect(try await api.refresh(s2.refreshToken).errorCode == "TOKEN_EXPIRED")
             let recover = try await TestDatabase.withClient(database) { client in
                 var row: (String, String?) = ("", nil)
-                for try await value in try await client.query(
+                for value in try await client.query(
                     "SELECT email, new_email FROM action_codes WHERE kind = 'RECOVER_EMAIL'"
                 ).decode((String, String?).self) { row = value }
                 return row
@@ -449,7 +449,7 @@ struct EmailActionsTests {
             let later = Session(changed)
             let recipients = try await TestDatabase.withClient(database) { client in
                 var rows: [String] = []
-                for try await to in try await client.query("SELECT recipient FROM email_outbox ORDER BY id").decode(String.self) {
+                for to in try await client.query("SELECT recipient FROM email_outbox ORDER BY id").decode(String.self) {
                     rows.append(to)
                 }
                 return rows
@@ -459,7 +459,7 @@ struct EmailActionsTests {
             // impossible, so take it from the queued message body.
             let body = try await TestDatabase.withClient(database) { client in
                 var text = ""
-                for try await value in try await client.query("SELECT body_text FROM email_outbox").decode(String?.self) {
+                for value in try await client.query("SELECT body_text FROM email_outbox").decode(String?.self) {
                     text = value ?? ""
                 }
                 return text

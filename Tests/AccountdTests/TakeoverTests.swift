@@ -31,7 +31,7 @@ struct TakeoverTests {
     static func mailedLink(_ database: DatabaseURL, kind: String, to recipient: String) async throws -> String {
         let body = try await TestDatabase.withClient(database) { client in
             var text = ""
-            for try await value in try await client.query(
+            for value in try await client.query(
                 "SELECT body_text FROM email_outbox WHERE kind = \(kind) AND recipient = \(recipient) ORDER BY id DESC LIMIT 1"
             ).decode(String.self) { text = value }
             return text
@@ -47,7 +47,7 @@ struct TakeoverTests {
     static func count(_ sql: String, _ database: DatabaseURL) async throws -> Int {
         try await TestDatabase.withClient(database) { client in
             var count = 0
-            for try await n in try await client.query(PostgresQuery(unsafeSQL: sql, binds: PostgresBindings())).decode(Int.self) {
+            for n in try await client.query(PostgresQuery(unsafeSQL: sql, binds: PostgresBindings())).decode(Int.self) {
                 count = n
             }
             return count

@@ -31,8 +31,10 @@ func testConfiguration(port: Int = 0) -> Configuration {
         developmentDefaults: [],
         // The suite runs dozens of servers against one cluster: open connections on demand. Tests
         // that hold a user's row lock while a request waits on it (`whileUserLocked`) must not race
-        // the lock timeout on a loaded machine: the one test of the timeout sets its own.
-        databasePool: DatabasePool(maximumConnections: 20, minimumConnections: 0, lockTimeoutSeconds: 60),
+        // the lock timeout on a loaded machine: the one test of the timeout sets its own. For the
+        // same reason requests wait for a connection up to 30 s; the fault tests set 2.
+        databasePool: DatabasePool(
+            maximumConnections: 20, minimumConnections: 0, waitSeconds: 30, lockTimeoutSeconds: 60, statementTimeoutSeconds: 120),
         // Cheap hashes keep the suite fast; the defaults are tested in AccountCryptoTests.
         passwordHashParameters: .init(memoryKiB: 1024, iterations: 1),
         deliversEmail: false,
@@ -167,7 +169,7 @@ func whileUserLocked(
             var waiting = 0
             for _ in 0..<100 where waiting == 0 {
                 try await Task.sleep(for: .milliseconds(50))
-                for try await count in try await client.query(
+                for count in try await client.query(
                     "SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
                     logger: TestDatabase.logger
                 ).decode(Int.self) { waiting = count }

@@ -12,11 +12,14 @@ package struct APIResponder: HTTPResponder {
 
     private let routes: APIRoutes
     private let access: AccessPolicy
+    private let deadline: Duration
 
-    /// Creates the responder.
-    package init(routes: APIRoutes, access: AccessPolicy) {
+    /// Creates the responder; each request's database work must start within `deadline` of its
+    /// arrival (``RequestScope``).
+    package init(routes: APIRoutes, access: AccessPolicy, deadline: Duration = .seconds(5)) {
         self.routes = routes
         self.access = access
+        self.deadline = deadline
     }
 
     package func respond(to request: Request, context: AccountRequestContext) async throws -> Response {
@@ -27,7 +30,11 @@ package struct APIResponder: HTTPResponder {
 
         var response: Response
         do {
-            response = try await dispatch(request, context: context, logger: logger)
+            let channel = context.channel
+            let scope = RequestScope(deadline: started + deadline, clientGone: { !channel.isActive })
+            response = try await RequestScope.$current.withValue(scope) {
+                try await dispatch(request, context: context, logger: logger)
+            }
         } catch let error as APIError {
             response = WireEncoding.response(for: error)
         } catch let error as AccountError {

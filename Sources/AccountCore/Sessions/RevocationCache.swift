@@ -38,6 +38,8 @@ package final class RevocationCache: Sendable {
         var epoch: UInt64 = 0
         /// The epoch of the last ``RevocationCache/clear()``.
         var clearedAt: UInt64 = 0
+        /// While set, nothing is stored or served (``RevocationCache/suspend()``).
+        var suspended = false
         /// For each slot of user and session ids (``RevocationCache/slot(_:)``), the epoch of the
         /// last invalidation that named an id of that slot.
         var stamps = [UInt64](repeating: 0, count: RevocationCache.slots)
@@ -65,14 +67,16 @@ package final class RevocationCache: Sendable {
         return Int(hash % UInt64(slots))
     }
 
-    private let contents = Mutex(Contents())
+    private let contents: Mutex<Contents>
     private let ttl: Duration
     private let capacity: Int
 
-    /// Creates a cache whose entries live at most `ttl`, holding at most `capacity` sessions.
-    package init(ttl: Duration = .seconds(5), capacity: Int = 100_000) {
+    /// Creates a cache whose entries live at most `ttl`, holding at most `capacity` sessions;
+    /// `suspended` until its invalidation feed calls ``resume()``.
+    package init(ttl: Duration = .seconds(5), capacity: Int = 100_000, suspended: Bool = false) {
         self.ttl = ttl
         self.capacity = capacity
+        self.contents = Mutex(Contents(suspended: suspended))
     }
 
     /// The cached state, if fresh.
@@ -96,7 +100,7 @@ package final class RevocationCache: Sendable {
     package func store(_ state: SessionState, forSession sessionID: String, since fill: Fill) {
         let now = ContinuousClock.now
         contents.withLock { contents in
-            guard contents.clearedAt <= fill.epoch, contents.stamps[Self.slot(sessionID)] <= fill.epoch,
+            guard !contents.suspended, contents.clearedAt <= fill.epoch, contents.stamps[Self.slot(sessionID)] <= fill.epoch,
                 contents.stamps[Self.slot(state.localID)] <= fill.epoch
             else { return }
             if contents.bySession.count >= capacity {
@@ -128,11 +132,28 @@ package final class RevocationCache: Sendable {
         }
     }
 
-    /// Forgets everything (the notification connection was lost).
+    /// Forgets everything.
     package func clear() {
         contents.withLock { contents in
             let epoch = contents.epoch &+ 1
-            contents = Contents(epoch: epoch, clearedAt: epoch)
+            contents = Contents(epoch: epoch, clearedAt: epoch, suspended: contents.suspended)
+        }
+    }
+
+    /// Forgets everything and stores nothing until ``resume()``: the invalidation feed is lost, so
+    /// no entry could be trusted.
+    package func suspend() {
+        contents.withLock { contents in
+            let epoch = contents.epoch &+ 1
+            contents = Contents(epoch: epoch, clearedAt: epoch, suspended: true)
+        }
+    }
+
+    /// Starts caching again, empty: the invalidation feed is back.
+    package func resume() {
+        contents.withLock { contents in
+            let epoch = contents.epoch &+ 1
+            contents = Contents(epoch: epoch, clearedAt: epoch, suspended: false)
         }
     }
 }

@@ -12,7 +12,7 @@ extension PostgresAccountStore: ActionCodeStore {
 
     package func store(_ code: OutgoingCode, precondition: IssuePrecondition?) async throws {
         try await translating {
-            try await client.withTransaction(logger: logger) { connection in
+            try await database.withTransaction(logger: logger) { connection in
                 if let precondition {
                     guard let user = try await Self.user(localID: precondition.localID, on: connection, logger: logger, lock: true) else {
                         throw AccountError(.userNotFound)
@@ -29,7 +29,7 @@ extension PostgresAccountStore: ActionCodeStore {
 
     package func code(_ code: String) async throws -> ActionCodeRecord? {
         try await translating {
-            try await client.withConnection { connection in
+            try await database.withConnection { connection in
                 try await Self.code(code, on: connection, logger: logger, lock: false)
             }
         }
@@ -37,7 +37,7 @@ extension PostgresAccountStore: ActionCodeStore {
 
     package func apply(_ code: String, recover: OutgoingCode?, now: Date) async throws -> UserRecord {
         try await translating {
-            try await client.withTransaction(logger: logger) { connection in
+            try await database.withTransaction(logger: logger) { connection in
                 guard let record = try await Self.spend(code, now: now, on: connection, logger: logger) else {
                     throw AccountError(.invalidOOBCode)
                 }
@@ -83,7 +83,7 @@ extension PostgresAccountStore: ActionCodeStore {
 
     package func resetPassword(_ code: String, password: StoredPassword, now: Date) async throws -> UserRecord {
         try await translating {
-            try await client.withTransaction(logger: logger) { connection in
+            try await database.withTransaction(logger: logger) { connection in
                 guard let record = try await Self.code(code, on: connection, logger: logger, lock: true) else {
                     throw AccountError(.invalidOOBCode)
                 }
@@ -121,7 +121,7 @@ extension PostgresAccountStore: ActionCodeStore {
 
     package func completeEmailLink(_ completion: EmailLinkCompletion) async throws -> (UserRecord, MintTicket, isNewUser: Bool) {
         try await translating {
-            try await client.withTransaction(logger: logger) { connection in
+            try await database.withTransaction(logger: logger) { connection in
                 let now = completion.now
                 guard let record = try await Self.spend(completion.code, now: now, on: connection, logger: logger) else {
                     throw AccountError(.invalidOOBCode)

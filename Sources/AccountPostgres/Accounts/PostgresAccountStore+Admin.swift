@@ -9,14 +9,14 @@ extension PostgresAccountStore: AdminStore {
             var binds = PostgresBindings()
             binds.append(after ?? "")
             binds.append(limit)
-            let rows = try await client.query(
+            let rows = try await database.query(
                 PostgresQuery(
                     unsafeSQL: "SELECT \(Self.userColumns) WHERE u.tenant_id = '' AND u.local_id > $1 ORDER BY u.local_id LIMIT $2",
                     binds: binds),
                 logger: logger
             )
             var users: [UserRecord] = []
-            for try await row in rows { users.append(try Self.decodeUser(row)) }
+            for row in rows { users.append(try Self.decodeUser(row)) }
             return users
         }
     }
@@ -39,7 +39,7 @@ extension PostgresAccountStore: AdminStore {
             }
             let filter = (["u.tenant_id = ''"] + conditions).joined(separator: " AND ")
             var count = 0
-            for try await n in try await client.query(
+            for n in try await database.query(
                 PostgresQuery(unsafeSQL: "SELECT count(*)::int FROM users u WHERE \(filter)", binds: binds), logger: logger
             ).decode(Int.self) {
                 count = n
@@ -55,7 +55,7 @@ extension PostgresAccountStore: AdminStore {
             let direction = query.descending ? "DESC NULLS LAST" : "ASC NULLS LAST"
             binds.append(query.limit)
             binds.append(query.offset)
-            let rows = try await client.query(
+            let rows = try await database.query(
                 PostgresQuery(
                     unsafeSQL:
                         "SELECT \(Self.userColumns) WHERE \(filter) ORDER BY \(column) \(direction), u.local_id LIMIT $\(binds.count - 1) OFFSET $\(binds.count)",
@@ -64,14 +64,14 @@ extension PostgresAccountStore: AdminStore {
                 logger: logger
             )
             var users: [UserRecord] = []
-            for try await row in rows { users.append(try Self.decodeUser(row)) }
+            for row in rows { users.append(try Self.decodeUser(row)) }
             return (count, users)
         }
     }
 
     package func auditEvents(localID: String?, limit: Int) async throws -> [AuditEvent] {
         try await translating {
-            let rows = try await client.query(
+            let rows = try await database.query(
                 """
                 SELECT extract(epoch FROM occurred_at)::float8, actor_type, actor, action, local_id, details::text FROM audit_events
                 WHERE tenant_id = '' AND (\(localID)::text IS NULL OR local_id = \(localID))
@@ -80,7 +80,7 @@ extension PostgresAccountStore: AdminStore {
                 logger: logger
             )
             var events: [AuditEvent] = []
-            for try await (at, type, actor, action, id, details) in rows.decode((Double, String, String, String, String?, String).self) {
+            for (at, type, actor, action, id, details) in try rows.decode((Double, String, String, String, String?, String).self) {
                 events.append(AuditEvent(occurredAt: at, actorType: type, actor: actor, action: action, localID: id, details: details))
             }
             return events
@@ -89,7 +89,7 @@ extension PostgresAccountStore: AdminStore {
 
     package func recordMint(sessionID: String, localID: String, now: Date) async throws -> MintTicket {
         try await translating {
-            try await client.withTransaction(logger: logger) { connection in
+            try await database.withTransaction(logger: logger) { connection in
                 guard let user = try await Self.user(localID: localID, on: connection, logger: logger, lock: true) else {
                     throw AccountError(.userNotFound)
                 }

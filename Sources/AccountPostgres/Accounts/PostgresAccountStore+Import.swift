@@ -11,7 +11,7 @@ extension PostgresAccountStore: UserImportStore {
     /// fails (email taken, overwrite refused) rolls back alone and is reported by index.
     package func importUsers(_ users: [(index: Int, user: UserRecord)], allowOverwrite: Bool, now: Date) async throws -> [Int: String] {
         try await translating {
-            try await client.withTransaction(logger: logger) { connection in
+            try await database.withTransaction(logger: logger) { connection in
                 if users.isEmpty { return [:] }
                 try await connection.query("SAVEPOINT import_batch", logger: logger)
                 do {

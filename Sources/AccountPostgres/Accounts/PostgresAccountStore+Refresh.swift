@@ -31,7 +31,7 @@ extension PostgresAccountStore {
     private func refreshOnce(_ request: RefreshRequest) async throws -> RefreshResult? {
         var user: UserRecord?
         var session: SessionRecord?
-        for try await row in try await client.execute(Prepared.SessionAndOwner(binds: Self.binds(request.sessionID)), logger: logger) {
+        for row in try await database.execute(Prepared.SessionAndOwner(binds: Self.binds(request.sessionID)), logger: logger) {
             session = try Self.decodeSession(row, from: Prepared.SessionAndOwner.sessionColumn)
             user = try row.makeRandomAccess()[0].decode(String?.self) == nil ? nil : try Self.decodeUser(row)
         }
@@ -66,8 +66,11 @@ extension PostgresAccountStore {
         binds.append(user.localID)
         binds.append(user.validSince)
         binds.append(generationRead)
+        // A rotation the client will not see would turn its next try into reuse: none is written for
+        // a request past its deadline or whose client has gone (it retries with the same token).
+        try RequestScope.checkBeforeWriting()
         var applied = false
-        for try await _ in try await client.execute(Prepared.RefreshWrite(binds: binds), logger: logger) { applied = true }
+        for _ in try await database.execute(Prepared.RefreshWrite(binds: binds), logger: logger) { applied = true }
         guard applied else { return nil }
         var refreshed = user
         refreshed.lastRefreshAt = now
@@ -77,7 +80,7 @@ extension PostgresAccountStore {
     /// A token older than the tolerated one was presented: the session is revoked, whatever
     /// happened to it since the read (a stale token stays stale).
     private func revokeReused(_ session: SessionRecord, user: UserRecord, now: Date) async throws {
-        try await client.withTransaction(logger: logger) { connection in
+        try await database.withTransaction(logger: logger) { connection in
             try await connection.query(
                 """
                 UPDATE sessions SET revoked_at = \(now), revoke_reason = \(RevokeReason.refreshTokenReuse.rawValue)

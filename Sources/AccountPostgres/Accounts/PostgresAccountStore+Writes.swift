@@ -6,7 +6,7 @@ import PostgresNIO
 extension PostgresAccountStore {
     package func createUser(_ user: UserRecord, session: NewSession?, now: Date) async throws -> (UserRecord, MintTicket?) {
         try await translating {
-            try await client.withTransaction(logger: logger) { connection in
+            try await database.withTransaction(logger: logger) { connection in
                 try await connection.query(
                     """
                     INSERT INTO users (local_id, email, email_verified, email_link_signin, initial_email, display_name, photo_url,
@@ -47,7 +47,7 @@ extension PostgresAccountStore {
     ) async throws -> (UserRecord, MintTicket) {
         try await translating {
             if upgradedPassword == nil,
-                let ticket = try await client.withConnection({
+                let ticket = try await database.withConnection({
                     try await Self.signInWrite(session, as: read, now: now, on: $0, logger: logger)
                 })
             {
@@ -55,7 +55,7 @@ extension PostgresAccountStore {
                 signedIn.lastLoginAt = now
                 return (signedIn, ticket)
             }
-            return try await client.withTransaction(logger: logger) { connection in
+            return try await database.withTransaction(logger: logger) { connection in
                 guard let user = try await Self.user(localID: read.localID, on: connection, logger: logger, lock: true) else {
                     throw AccountError(.userNotFound)
                 }
@@ -99,7 +99,7 @@ extension PostgresAccountStore {
         localID: String, guardSession: SessionGuard?, change: UserChange, replacement: NewSession?, now: Date
     ) async throws -> (UserRecord, MintTicket?, SessionRecord?) {
         try await translating {
-            try await client.withTransaction(logger: logger) { connection in
+            try await database.withTransaction(logger: logger) { connection in
                 guard let user = try await Self.user(localID: localID, on: connection, logger: logger, lock: true) else {
                     throw AccountError(.userNotFound)
                 }
@@ -140,7 +140,7 @@ extension PostgresAccountStore {
 
     package func delete(localID: String, guardSession: SessionGuard?, now: Date) async throws {
         try await translating {
-            try await client.withTransaction(logger: logger) { connection in
+            try await database.withTransaction(logger: logger) { connection in
                 guard let user = try await Self.user(localID: localID, on: connection, logger: logger, lock: true) else {
                     throw AccountError(.userNotFound)
                 }
@@ -168,7 +168,7 @@ extension PostgresAccountStore {
         revoked: [String], validSince: Int64
     ) {
         try await translating {
-            try await client.withTransaction(logger: logger) { connection in
+            try await database.withTransaction(logger: logger) { connection in
                 guard let user = try await Self.user(localID: localID, on: connection, logger: logger, lock: true) else {
                     throw AccountError(.userNotFound)
                 }

@@ -2,7 +2,6 @@ public import AccountCore
 import Foundation
 public import Logging
 public import PostgresNIO
-import _ConnectionPoolModule
 
 /// The accounts and sessions port over PostgreSQL. Every write is one transaction that locks the
 /// user row first where it knows the user (so writers serialise per user), then the session rows;
@@ -11,15 +10,15 @@ import _ConnectionPoolModule
 /// completion locks the code first) can deadlock with one that holds the user (deletion);
 /// PostgreSQL aborts one of them, and ``translating(_:)`` runs that one again.
 package struct PostgresAccountStore: AccountStore {
-    let client: PostgresClient
+    let database: Database
     let logger: Logger
 
     /// The notification channel that carries revocations: `u:<localId>` or `s:<sessionId>`.
     package static let revocationChannel = "accountd_revocation"
 
-    /// Creates the store over a running client.
-    package init(client: PostgresClient, logger: Logger) {
-        self.client = client
+    /// Creates the store over a running database.
+    package init(database: Database, logger: Logger) {
+        self.database = database
         self.logger = logger
     }
 
@@ -44,14 +43,14 @@ package struct PostgresAccountStore: AccountStore {
 
     package func user(localID: String) async throws -> UserRecord? {
         try await translating {
-            try await client.withConnection { try await Self.user(localID: localID, on: $0, logger: logger, lock: false) }
+            try await database.withConnection { try await Self.user(localID: localID, on: $0, logger: logger, lock: false) }
         }
     }
 
     package func user(email: String) async throws -> UserRecord? {
         try await translating {
-            let rows = try await client.execute(Prepared.UserByEmail(binds: Self.binds(email)), logger: logger)
-            for try await row in rows { return try Self.decodeUser(row) }
+            let rows = try await database.execute(Prepared.UserByEmail(binds: Self.binds(email)), logger: logger)
+            for row in rows { return try Self.decodeUser(row) }
             return nil
         }
     }
@@ -77,8 +76,8 @@ package struct PostgresAccountStore: AccountStore {
                 statement(phoneNumbers, one: Prepared.UserByPhoneNumber.init, many: Prepared.UsersByPhoneNumbers.init),
             ]
             for statement in statements.compactMap(\.self) {
-                let rows = try await client.execute(statement, logger: logger)
-                for try await row in rows {
+                let rows = try await database.execute(statement, logger: logger)
+                for row in rows {
                     let user = try Self.decodeUser(row)
                     if seen.insert(user.localID).inserted { found.append(user) }
                 }
@@ -89,8 +88,8 @@ package struct PostgresAccountStore: AccountStore {
 
     package func sessionState(sessionID: String) async throws -> SessionState? {
         try await translating {
-            let rows = try await client.execute(Prepared.SessionState(binds: Self.binds(sessionID)), logger: logger)
-            for try await row in rows {
+            let rows = try await database.execute(Prepared.SessionState(binds: Self.binds(sessionID)), logger: logger)
+            for row in rows {
                 let (localID, live, exists, disabled, validSince) = try row.decode((String, Bool, Bool, Bool, Int64).self)
                 return SessionState(localID: localID, sessionLive: live, userExists: exists, userDisabled: disabled, validSince: validSince)
             }
@@ -112,7 +111,7 @@ package struct PostgresAccountStore: AccountStore {
             binds.append(before?.createdAt ?? Date.distantFuture)
             binds.append(before?.sessionID ?? "")
             binds.append(limit)
-            let rows = try await client.query(
+            let rows = try await database.query(
                 PostgresQuery(
                     unsafeSQL: """
                         SELECT \(Self.sessionColumns) FROM sessions
@@ -125,7 +124,7 @@ package struct PostgresAccountStore: AccountStore {
                 logger: logger
             )
             var sessions: [SessionRecord] = []
-            for try await row in rows { sessions.append(try Self.decodeSession(row)) }
+            for row in rows { sessions.append(try Self.decodeSession(row)) }
             return sessions
         }
     }
@@ -277,9 +276,10 @@ package struct PostgresAccountStore: AccountStore {
             let inner = cause(of: error)
             return inner is PostgresTransactionError ? inner : translate(inner)
         }
-        // The pool refusing to open connections (its circuit breaker after failed attempts, a
-        // shut-down pool) is the database being unreachable, as a closed connection is.
-        if error is ConnectionPoolError { return AccountError(.unavailable, "The database is unreachable, retry shortly.") }
+        // No connection within the request's deadline (the database unreachable or saturated), or
+        // a request whose client has gone: transient, nothing was written.
+        if let unavailable = error as? Database.Unavailable { return AccountError(.unavailable, unavailable.description) }
+        if error is CancellationError { return AccountError(.unavailable, "The request was abandoned.") }
         guard let psql = error as? PSQLError else { return error }
         guard let state = psql.serverInfo?[.sqlState] else {
             return AccountError(.unavailable, "The database is unreachable, retry shortly.")

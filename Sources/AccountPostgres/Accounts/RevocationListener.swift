@@ -5,37 +5,43 @@ public import PostgresNIO
 public import ServiceLifecycle
 
 /// Keeps this replica's ``RevocationCache`` honest: listens on the revocation channel over a
-/// dedicated connection and drops what other replicas (and this one) revoke. A lost connection
-/// clears the cache and reconnects with back-off; the cache's TTL covers the gap.
+/// dedicated connection and drops what other replicas (and this one) revoke.
+///
+/// The cache serves only while the listener listens: until the first `LISTEN` and from the moment
+/// the connection is lost until it listens again, the cache is suspended (every check reads the
+/// database), so a revocation made while this replica heard nothing is never answered from the
+/// cache. The listener reconnects with back-off (100 ms doubling to 5 s) and logs one line when it
+/// loses the channel and one when it has it back.
 package struct RevocationListener: Service {
-    private let url: DatabaseURL
+    private let database: Database
     private let cache: RevocationCache
     private let logger: Logger
 
     /// Creates the listener.
-    package init(url: DatabaseURL, cache: RevocationCache, logger: Logger) {
-        self.url = url
+    package init(database: Database, cache: RevocationCache, logger: Logger) {
+        self.database = database
         self.cache = cache
         self.logger = logger
     }
 
     package func run() async throws {
         var backoff = Duration.milliseconds(100)
+        var lostAt: ContinuousClock.Instant?
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
-                let connection = try await PostgresConnection.connect(
-                    configuration: .init(
-                        host: url.host, port: url.port, username: url.username, password: url.password, database: url.database,
-                        tls: url.requireTLS ? .require(try .init(configuration: .makeClientConfiguration())) : .disable
-                    ),
-                    id: 0,
-                    logger: logger
-                )
-                backoff = .milliseconds(100)
+                let connection = try await database.connectDedicated(logger: logger)
                 // Closed on every path: a connection dropped unclosed trips PostgresNIO's deinit
                 // assertion (a crash in debug builds) when shutdown interrupts the listen.
                 do {
-                    try await listen(on: connection)
+                    try await listen(on: connection) {
+                        backoff = .milliseconds(100)
+                        if let since = lostAt {
+                            logger.notice(
+                                "revocation listener listening again",
+                                metadata: ["down_ms": "\((ContinuousClock.now - since).milliseconds)"])
+                            lostAt = nil
+                        }
+                    }
                 } catch {
                     try? await connection.close()
                     throw error
@@ -43,19 +49,25 @@ package struct RevocationListener: Service {
                 try? await connection.close()
             } catch {
                 if Task.isCancelled || Task.isShuttingDownGracefully { return }
-                cache.clear()
-                logger.warning("revocation listener lost its connection; reconnecting", metadata: ["error": "\(error)"])
+                cache.suspend()
+                if lostAt == nil {
+                    lostAt = .now
+                    logger.warning(
+                        "revocation listener lost its connection; the cache is off until it listens again",
+                        metadata: ["error": "\(String(describing: error).prefix(200))"])
+                }
                 try? await Task.sleep(for: backoff)
                 backoff = min(backoff * 2, .seconds(5))
             }
         }
     }
 
-    private func listen(on connection: PostgresConnection) async throws {
-        try await cancelWhenGracefulShutdown {
-            let notifications = try await connection.listen(PostgresAccountStore.revocationChannel)
-            // Anything revoked while we were not listening is unknown: start clean.
-            cache.clear()
+    private func listen(on connection: PostgresConnection, listening: () -> Void) async throws {
+        let notifications = try await connection.listen(PostgresAccountStore.revocationChannel)
+        // Anything revoked while we were not listening is unknown: start clean, then serve.
+        cache.resume()
+        listening()
+        try await cancelWhenGracefulShutdown { [cache] in
             for try await notification in notifications {
                 let payload = notification.payload
                 if payload.hasPrefix("u:") {
@@ -65,5 +77,12 @@ package struct RevocationListener: Service {
                 }
             }
         }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, for logs.
+    var milliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
     }
 }

@@ -19,7 +19,7 @@ public import ServiceLifecycle
 /// polls every `pollInterval` and also wakes on `NOTIFY` of ``PostgresOutbox/channel``, which it
 /// listens to on one pooled connection held for its lifetime.
 package struct OutboxWorker: Service {
-    private let client: PostgresClient
+    private let database: Database
     private let transport: any MailTransport
     private let logger: Logger
     private let pollInterval: Duration
@@ -33,7 +33,7 @@ package struct OutboxWorker: Service {
     /// Creates a worker. `maxAttempts` counts sends (the first one included); the delay after the
     /// n-th failure is `min(baseBackoff · 2^(n-1), maxBackoff)`, scaled by a random factor in [0.5, 1].
     package init(
-        client: PostgresClient,
+        database: Database,
         transport: any MailTransport,
         logger: Logger,
         pollInterval: Duration = .seconds(1),
@@ -41,7 +41,7 @@ package struct OutboxWorker: Service {
         baseBackoff: Duration = .seconds(1),
         maxBackoff: Duration = .seconds(300)
     ) {
-        self.client = client
+        self.database = database
         self.transport = transport
         self.logger = logger
         self.pollInterval = pollInterval
@@ -103,7 +103,7 @@ package struct OutboxWorker: Service {
     /// Claims the next due row (skipping rows other workers hold and `excluded`), sends it and
     /// records the outcome, all in one transaction. Returns nil when nothing is due.
     private func processNext(excluding excluded: [Int64]) async throws -> (id: Int64, sent: Bool)? {
-        try await client.withTransaction(logger: logger) { connection in
+        try await database.withTransaction(logger: logger) { connection in
             let rows = try await connection.query(
                 """
                 SELECT id, kind, recipient, subject, body_text, body_html, attempts FROM email_outbox
@@ -236,22 +236,40 @@ package struct OutboxWorker: Service {
 
     // MARK: Wake-ups
 
-    /// Wakes the loop on every `NOTIFY` of the outbox channel, re-listening after a lost connection.
+    /// Wakes the loop on every `NOTIFY` of the outbox channel over a dedicated connection,
+    /// re-listening after a lost one with back-off (100 ms doubling to 10 s); one log line when the
+    /// channel is lost, one when it is back. The loop's own poll finds what arrives in between.
     private func listen(wake: AsyncStream<Void>.Continuation) async {
         var backoff = Duration.milliseconds(100)
+        var lostAt: ContinuousClock.Instant?
         while !Task.isCancelled {
             do {
-                try await client.withConnection { connection in
+                let connection = try await database.connectDedicated(logger: logger)
+                do {
                     try await connection.listen(on: PostgresOutbox.channel) { notifications in
                         backoff = .milliseconds(100)
+                        if let since = lostAt {
+                            logger.notice(
+                                "email outbox: listening again", metadata: ["down_ms": "\((ContinuousClock.now - since).milliseconds)"])
+                            lostAt = nil
+                        }
                         // Anything queued while we were not listening is found by this wake-up.
                         wake.yield()
                         for try await _ in notifications { wake.yield() }
                     }
+                } catch {
+                    try? await connection.close()
+                    throw error
                 }
+                try? await connection.close()
             } catch {
                 if Task.isCancelled { return }
-                logger.debug("email outbox: notification listener lost its connection", metadata: ["error": "\(error)"])
+                if lostAt == nil {
+                    lostAt = .now
+                    logger.warning(
+                        "email outbox: notification listener lost its connection; polling until it is back",
+                        metadata: ["error": "\(String(describing: error).prefix(200))"])
+                }
             }
             try? await Task.sleep(for: backoff)
             backoff = min(backoff * 2, .seconds(10))

@@ -5,17 +5,17 @@ public import PostgresNIO
 
 /// Signing keys in PostgreSQL, shared by every replica; private keys arrive and leave sealed.
 package struct PostgresSigningKeyStore: SigningKeyStore {
-    let client: PostgresClient
+    let database: Database
     let logger: Logger
 
-    /// Creates the store over a running client.
-    package init(client: PostgresClient, logger: Logger) {
-        self.client = client
+    /// Creates the store over a running database.
+    package init(database: Database, logger: Logger) {
+        self.database = database
         self.logger = logger
     }
 
     package func publishedKeys(at now: Date) async throws -> [SigningKeyRecord] {
-        let rows = try await client.query(
+        let rows = try await database.query(
             """
             SELECT kid, public_key_der, certificate_pem, private_key_sealed, kek_id, state, created_at, activated_at, retired_at, remove_after
             FROM signing_keys WHERE remove_after IS NULL OR remove_after > \(now) ORDER BY created_at
@@ -23,7 +23,7 @@ package struct PostgresSigningKeyStore: SigningKeyStore {
             logger: logger
         )
         var keys: [SigningKeyRecord] = []
-        for try await row in rows {
+        for row in rows {
             let c = row.makeRandomAccess()
             keys.append(
                 SigningKeyRecord(
@@ -45,7 +45,7 @@ package struct PostgresSigningKeyStore: SigningKeyStore {
 
     package func insert(_ key: SigningKeyRecord) async throws {
         do {
-            try await client.query(
+            try await database.query(
                 """
                 INSERT INTO signing_keys (kid, public_key_der, certificate_pem, private_key_sealed, kek_id, state, created_at,
                     activated_at, retired_at, remove_after)
@@ -60,7 +60,7 @@ package struct PostgresSigningKeyStore: SigningKeyStore {
     }
 
     package func promote(kid: String, at now: Date, retiredRemoveAfter: Date) async throws {
-        try await client.withTransaction(logger: logger) { connection in
+        try await database.withTransaction(logger: logger) { connection in
             try await connection.query(
                 """
                 UPDATE signing_keys SET state = 'retired', retired_at = \(now), remove_after = \(retiredRemoveAfter)

@@ -8,13 +8,13 @@ public import ServiceLifecycle
 /// sessions and deleted users' tombstones after 30 days, delivered or failed outbox rows after 7
 /// days. Runs hourly in small batches so it never holds long locks; every replica may run it.
 package struct ExpiredRowSweeper: Service {
-    private let client: PostgresClient
+    private let database: Database
     private let logger: Logger
     private let interval: Duration
 
     /// Creates the sweeper.
-    package init(client: PostgresClient, logger: Logger, interval: Duration = .seconds(3600)) {
-        self.client = client
+    package init(database: Database, logger: Logger, interval: Duration = .seconds(3600)) {
+        self.database = database
         self.logger = logger
         self.interval = interval
     }
@@ -52,7 +52,7 @@ package struct ExpiredRowSweeper: Service {
         for statement in statements {
             while true {
                 var removed = 0
-                for try await count in try await client.query(
+                for count in try await database.query(
                     PostgresQuery(
                         unsafeSQL: "WITH gone AS (\(statement.sql) RETURNING 1) SELECT count(*)::int FROM gone", binds: statement.binds),
                     logger: logger

@@ -7,16 +7,16 @@ public import PostgresNIO
 package struct Migrator: Sendable {
     /// The files this build knows, in order.
     package let migrations: [Migration]
-    private let client: PostgresClient
+    private let database: Database
     private let logger: Logger
 
     /// An arbitrary constant that names accountd's migration lock.
     private static let advisoryLockKey: Int64 = 0x6163_636f_756e_7464
 
-    /// Creates a migrator over a running client.
-    package init(migrations: [Migration], client: PostgresClient, logger: Logger) {
+    /// Creates a migrator over a running database.
+    package init(migrations: [Migration], database: Database, logger: Logger) {
         self.migrations = migrations
-        self.client = client
+        self.database = database
         self.logger = logger
     }
 
@@ -32,7 +32,7 @@ package struct Migrator: Sendable {
 
     /// Reads what is applied and compares it with the files; changes nothing.
     package func status() async throws -> Status {
-        try await client.withConnection { connection in
+        try await database.withConnection { connection in
             try await self.status(on: connection)
         }
     }
@@ -47,19 +47,22 @@ package struct Migrator: Sendable {
     /// Applies every pending file; returns the names applied (empty when already current).
     @discardableResult
     package func migrate() async throws -> [String] {
-        try await client.withConnection { connection in
-            // The pool's lock timeout is for requests. A replica waits for another's migration
-            // (the advisory lock) and DDL waits for its table locks for as long as they take.
+        try await database.withConnection { connection in
+            // The pool's lock and statement timeouts are for requests. A replica waits for another's
+            // migration (the advisory lock), DDL waits for its table locks and runs as long as it takes.
             _ = try await connection.query("SET lock_timeout = 0", logger: logger)
+            _ = try await connection.query("SET statement_timeout = 0", logger: logger)
             _ = try await connection.query("SELECT pg_advisory_lock(\(Self.advisoryLockKey))", logger: logger)
             do {
                 let applied = try await self.applyPending(on: connection)
                 _ = try await connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))", logger: logger)
                 _ = try await connection.query("RESET lock_timeout", logger: logger)
+                _ = try await connection.query("RESET statement_timeout", logger: logger)
                 return applied
             } catch {
                 _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))", logger: logger)
                 _ = try? await connection.query("RESET lock_timeout", logger: logger)
+                _ = try? await connection.query("RESET statement_timeout", logger: logger)
                 throw error
             }
         }

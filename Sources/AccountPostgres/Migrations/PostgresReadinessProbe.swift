@@ -2,25 +2,26 @@ public import AccountCore
 public import Logging
 public import PostgresNIO
 
-/// Answers `/readyz`: the database answers a query and its schema is current.
+/// Answers `/readyz`: the database answers a query and its schema is current. While the pool
+/// knows the database to be unreachable it answers at once; otherwise the check waits at most
+/// ``timeout`` for a connection and its answer.
 package struct PostgresReadinessProbe: ReadinessProbe {
     private let migrator: Migrator
+    private let database: Database
+    /// The longest one check waits.
+    package static let timeout = Duration.seconds(1)
 
-    /// Creates a probe over the migrator of the running client.
-    package init(migrator: Migrator) {
+    /// Creates a probe over the migrator of the running pool.
+    package init(migrator: Migrator, database: Database) {
         self.migrator = migrator
+        self.database = database
     }
 
     package func check() async -> Readiness {
+        if database.isUnreachable { return .notReady("database unreachable") }
         do {
-            let status = try await withThrowingTaskGroup(of: Migrator.Status.self) { group in
-                group.addTask { try await migrator.status() }
-                group.addTask {
-                    try await Task.sleep(for: .seconds(2))
-                    throw CancellationError()
-                }
-                defer { group.cancelAll() }
-                return try await group.next()!
+            let status = try await RequestScope.$current.withValue(RequestScope(deadline: .now + Self.timeout)) {
+                try await migrator.status()
             }
             if let problem = status.problem { return .notReady(problem.description) }
             if !status.pending.isEmpty { return .notReady(MigrationError.pending(status.pending).description) }

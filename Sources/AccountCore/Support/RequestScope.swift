@@ -1,0 +1,34 @@
+/// What the request being served allows its database work: a deadline, measured on the monotonic
+/// clock from the request's arrival, and whether its client is still there to see the answer.
+///
+/// The HTTP layer binds one per request (``RequestScope/current``); the store reads it where
+/// waiting or writing could outlive the request: a wait for a database connection ends at the
+/// deadline with 503 `UNAVAILABLE`, and a write whose client has gone or whose deadline has passed
+/// is not started, so nothing is written after the client was told to retry or stopped listening.
+/// Work outside a request (background services, tools) has no scope and uses the pool's own wait.
+package struct RequestScope: Sendable {
+    /// When the request's answer is due.
+    package var deadline: ContinuousClock.Instant
+    /// Whether the client has gone (its connection closed); checked before any write starts.
+    package var clientGone: @Sendable () -> Bool
+
+    /// A scope ending at `deadline`.
+    package init(deadline: ContinuousClock.Instant, clientGone: @escaping @Sendable () -> Bool = { false }) {
+        self.deadline = deadline
+        self.clientGone = clientGone
+    }
+
+    /// The scope of the request this task serves, if any.
+    @TaskLocal package static var current: RequestScope?
+
+    /// Throws 503 `UNAVAILABLE` when the current request's deadline has passed, and
+    /// `CancellationError` when its client has gone: called right before a write that must not
+    /// land after the client gave up on it.
+    package static func checkBeforeWriting() throws {
+        guard let scope = current else { return }
+        if scope.clientGone() { throw CancellationError() }
+        if ContinuousClock.now >= scope.deadline {
+            throw AccountError(.unavailable, "The database did not answer in time, retry shortly.")
+        }
+    }
+}

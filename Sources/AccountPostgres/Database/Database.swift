@@ -1,0 +1,448 @@
+public import AccountCore
+public import Logging
+public import NIOCore
+import NIOPosix
+public import PostgresNIO
+public import ServiceLifecycle
+import Synchronization
+
+/// accountd's pool of PostgreSQL connections: every statement of the store, the migrator and the
+/// background services runs on a connection leased here.
+///
+/// PostgresNIO's own pool (`Database`, 1.33.2) crashes the process when the database goes
+/// away under load with a minimum number of connections kept open (a precondition in its state
+/// machine: failed connection attempts are destroyed, the open count falls below the minimum,
+/// and the next lease that finds no idle connection traps), and it starts and cancels a timer task
+/// at every lease above its minimum. This pool keeps the part of that design accountd needs and
+/// owns the rest:
+/// - **Warm.** The minimum number of connections is opened at start and kept; a lease that finds
+///   an idle connection takes it under one lock, with no timer, task or allocation.
+/// - **Bounded waits.** A lease that finds none waits in FIFO order until the current request's
+///   deadline (``RequestScope``) or, outside a request, ``DatabasePool/waitSeconds``; then it
+///   fails with ``Unavailable`` (503 `UNAVAILABLE` with `Retry-After`) and leaves the queue, so a
+///   request abandoned during an outage never runs when the database returns. A cancelled task
+///   leaves the queue at once, and a connection handed to a request whose client has gone goes
+///   back unused.
+/// - **Reconnects.** A connection that closes (the server restarting, a backend terminated) is
+///   dropped and replaced. While connection attempts fail the pool makes one at a time, with
+///   exponential back-off capped at ``maximumBackoff``, and logs one line when the database
+///   becomes unreachable and one when it is back.
+package final class Database: Sendable {
+    /// The pool could not provide a connection: the wait reached its deadline, the database is
+    /// unreachable, or the pool is shut down. Answered as 503 `UNAVAILABLE`.
+    package struct Unavailable: Error, CustomStringConvertible {
+        /// What happened, safe to log and to show (no address, no credentials).
+        package var description: String
+    }
+
+    /// The pool's shape.
+    package let pool: DatabasePool
+    /// The longest pause between connection attempts while the database is unreachable.
+    package static let maximumBackoff = Duration.seconds(1)
+
+    private let configuration: PostgresConnection.Configuration
+    private let logger: Logger
+    private let eventLoopGroup: any EventLoopGroup
+    private let state = Mutex(State())
+
+    /// A pool of connections to `url`, shaped by `pool`. Nothing is opened until ``run()`` warms
+    /// it or the first lease asks.
+    package init(
+        url: DatabaseURL, pool: DatabasePool = DatabasePool(), logger: Logger,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) throws {
+        self.configuration = try url.connectionConfiguration(pool: pool)
+        self.pool = pool
+        self.logger = logger
+        self.eventLoopGroup = eventLoopGroup
+    }
+
+    // MARK: Using connections
+
+    /// Runs `body` on a leased connection and returns the connection to the pool.
+    package func withConnection<Result>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (PostgresConnection) async throws -> sending Result
+    ) async throws -> sending Result {
+        let connection = try await lease()
+        do {
+            let result = try await body(connection)
+            release(connection)
+            return result
+        } catch {
+            release(connection, after: error)
+            throw error
+        }
+    }
+
+    /// Runs `body` in a transaction (`BEGIN` … `COMMIT`, `ROLLBACK` when it throws) on a leased
+    /// connection.
+    package func withTransaction<Result>(
+        logger: Logger,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (PostgresConnection) async throws -> sending Result
+    ) async throws -> sending Result {
+        try await withConnection(isolation: isolation) { connection in
+            try await connection.withTransaction(logger: logger, isolation: isolation, body)
+        }
+    }
+
+    /// Runs one statement and returns its rows, read whole before the connection goes back.
+    @discardableResult
+    package func query(_ query: PostgresQuery, logger: Logger? = nil) async throws -> [PostgresRow] {
+        let logger = logger ?? self.logger
+        return try await withConnection { try await $0.query(query, logger: logger).collect() }
+    }
+
+    /// Runs one prepared statement (prepared on each connection at its first use) and returns its
+    /// decoded rows.
+    @discardableResult
+    package func execute<Statement: PostgresPreparedStatement>(_ statement: Statement, logger: Logger? = nil) async throws
+        -> [Statement.Row]
+    {
+        let logger = logger ?? self.logger
+        return try await withConnection { connection in
+            var rows: [Statement.Row] = []
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        }
+    }
+
+    /// A connection of its own, outside the pool, for a session that lives as long as its user
+    /// (`LISTEN`). The caller closes it.
+    package func connectDedicated(logger: Logger) async throws -> PostgresConnection {
+        try await PostgresConnection.connect(
+            on: eventLoopGroup.any(), configuration: configuration, id: nextConnectionID(), logger: logger)
+    }
+
+    /// Whether the pool knows the database to be unreachable: its latest connection attempt failed
+    /// and it holds no open connection. Readiness answers at once from this.
+    package var isUnreachable: Bool {
+        state.withLock { $0.down != nil && $0.live.isEmpty }
+    }
+
+    // MARK: Leasing
+
+    /// A connection for the current task, waiting at most until the request's deadline.
+    package func lease() async throws -> PostgresConnection {
+        let scope = RequestScope.current
+        if let connection = state.withLock({ $0.idle.popLast() }) {
+            return try handOver(connection, scope: scope)
+        }
+        let deadline = scope?.deadline ?? .now + .seconds(pool.waitSeconds)
+        let remaining = ContinuousClock.now.duration(to: deadline)
+        guard remaining > .zero else { throw Unavailable(description: "The database did not answer in time, retry shortly.") }
+        let waiterID = nextConnectionID()
+        let connection = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PostgresConnection, any Error>) in
+                let effects = state.withLock { state -> Effects in
+                    if let connection = state.idle.popLast() { return Effects(resume: [(continuation, .success(connection))]) }
+                    if state.closed { return Effects(resume: [(continuation, .failure(Self.shutDown))]) }
+                    if Task.isCancelled { return Effects(resume: [(continuation, .failure(CancellationError()))]) }
+                    state.waiters.append(Waiter(id: waiterID, continuation: continuation))
+                    return Effects(connect: state.demand(minimum: pool.minimumConnections, maximum: pool.maximumConnections))
+                }
+                perform(effects)
+                guard effects.resume.isEmpty else { return }
+                let timer = eventLoopGroup.any().scheduleTask(in: .nanoseconds(Self.nanoseconds(remaining))) { [self] in
+                    expire(waiterID)
+                }
+                let armed = state.withLock { state in
+                    guard let index = state.waiters.firstIndex(where: { $0.id == waiterID }) else { return false }
+                    state.waiters[index].timer = timer
+                    return true
+                }
+                if !armed { timer.cancel() }
+            }
+        } onCancel: {
+            fail(waiter: waiterID, with: CancellationError())
+        }
+        return try handOver(connection, scope: scope)
+    }
+
+    /// Gives `connection` to the caller, unless its client has gone: then it goes back unused.
+    private func handOver(_ connection: PostgresConnection, scope: RequestScope?) throws -> PostgresConnection {
+        if let scope, scope.clientGone() {
+            release(connection)
+            throw CancellationError()
+        }
+        return connection
+    }
+
+    /// Returns a connection after use. One that closed, or that failed in a way that leaves its
+    /// session in doubt (a failed `ROLLBACK`, a broken connection), is closed and replaced.
+    package func release(_ connection: PostgresConnection, after error: (any Error)? = nil) {
+        let broken = connection.isClosed || error.map(Self.leavesConnectionInDoubt) == true
+        let effects = state.withLock { state -> Effects in
+            guard state.live.contains(connection.id) else { return Effects(close: [connection]) }
+            if broken || state.closed {
+                state.live.remove(connection.id)
+                return Effects(
+                    close: [connection], connect: state.demand(minimum: pool.minimumConnections, maximum: pool.maximumConnections))
+            }
+            if !state.waiters.isEmpty {
+                let waiter = state.waiters.removeFirst()
+                return Effects(resume: [(waiter.continuation, .success(connection))], cancel: waiter.timer.map { [$0] } ?? [])
+            }
+            state.idle.append(connection)
+            return Effects()
+        }
+        perform(effects)
+    }
+
+    /// Whether a connection that threw `error` may hold an open transaction or an unread reply.
+    static func leavesConnectionInDoubt(_ error: any Error) -> Bool {
+        if let transaction = error as? PostgresTransactionError {
+            if transaction.rollbackError != nil { return true }
+            let inner = transaction.closureError ?? transaction.commitError ?? transaction.beginError
+            return inner.map(leavesConnectionInDoubt) ?? false
+        }
+        // An error PostgreSQL reported ends its statement cleanly; any other driver error (a
+        // closed channel, a protocol failure) leaves the session unknown.
+        if let psql = error as? PSQLError { return psql.serverInfo?[.sqlState] == nil }
+        return false
+    }
+
+    private func expire(_ waiterID: Int) {
+        fail(waiter: waiterID, with: Unavailable(description: "The database did not answer in time, retry shortly."))
+    }
+
+    private func fail(waiter waiterID: Int, with error: any Error) {
+        let effects = state.withLock { state -> Effects in
+            guard let index = state.waiters.firstIndex(where: { $0.id == waiterID }) else { return Effects() }
+            let waiter = state.waiters.remove(at: index)
+            return Effects(resume: [(waiter.continuation, .failure(error))], cancel: waiter.timer.map { [$0] } ?? [])
+        }
+        perform(effects)
+    }
+
+    // MARK: Opening and closing connections
+
+    private func open() async {
+        let id = nextConnectionID()
+        do {
+            let connection = try await PostgresConnection.connect(
+                on: eventLoopGroup.any(), configuration: configuration, id: id, logger: logger)
+            let effects = state.withLock { state -> Effects in
+                state.connecting -= 1
+                if state.closed { return Effects(close: [connection]) }
+                var effects = Effects()
+                if let down = state.down {
+                    effects.recovered = ContinuousClock.now - down.since
+                    state.down = nil
+                    state.failures = 0
+                }
+                state.live.insert(id)
+                if !state.waiters.isEmpty {
+                    let waiter = state.waiters.removeFirst()
+                    effects.resume.append((waiter.continuation, .success(connection)))
+                    if let timer = waiter.timer { effects.cancel.append(timer) }
+                } else {
+                    state.idle.append(connection)
+                }
+                effects.connect = state.demand(minimum: pool.minimumConnections, maximum: pool.maximumConnections)
+                return effects
+            }
+            connection.closeFuture.whenComplete { [self] _ in closed(id) }
+            perform(effects)
+        } catch {
+            let effects = state.withLock { state -> Effects in
+                state.connecting -= 1
+                state.failures += 1
+                var effects = Effects()
+                if state.down == nil {
+                    state.down = (ContinuousClock.now, "\(error)")
+                    effects.lost = Self.summary(of: error)
+                }
+                if !state.closed, !state.retryPending, state.connecting == 0,
+                    !state.waiters.isEmpty || state.live.count < pool.minimumConnections
+                {
+                    state.retryPending = true
+                    effects.retryAfter = Self.backoff(afterFailures: state.failures)
+                }
+                return effects
+            }
+            perform(effects)
+        }
+    }
+
+    /// A connection closed by the server or the network: drop it and open what the pool misses.
+    private func closed(_ id: Int) {
+        let effects = state.withLock { state -> Effects in
+            guard state.live.remove(id) != nil else { return Effects() }
+            state.idle.removeAll { $0.id == id }
+            return Effects(connect: state.demand(minimum: pool.minimumConnections, maximum: pool.maximumConnections))
+        }
+        perform(effects)
+    }
+
+    private func retry() {
+        let count = state.withLock { state -> Int in
+            state.retryPending = false
+            return state.demand(minimum: pool.minimumConnections, maximum: pool.maximumConnections)
+        }
+        perform(Effects(connect: count))
+    }
+
+    /// The pause before the next attempt after `failures` failed ones in a row: 50 ms doubling,
+    /// capped at ``maximumBackoff``, each with up to a quarter of jitter so replicas spread out.
+    static func backoff(afterFailures failures: Int) -> Duration {
+        let base = min(Duration.milliseconds(50) * (1 << min(failures - 1, 10)), maximumBackoff)
+        return base * Double.random(in: 0.75...1.0)
+    }
+
+    private func perform(_ effects: Effects) {
+        for timer in effects.cancel { timer.cancel() }
+        for (continuation, result) in effects.resume { continuation.resume(with: result) }
+        for connection in effects.close { let _: EventLoopFuture<Void> = connection.close() }
+        for _ in 0..<effects.connect { Task { await open() } }
+        if let lost = effects.lost {
+            logger.warning("database unreachable; requests wait for a connection until their deadline", metadata: ["error": "\(lost)"])
+        }
+        if let recovered = effects.recovered {
+            logger.notice(
+                "database reachable again",
+                metadata: ["down_ms": "\(recovered.components.seconds * 1000 + recovered.components.attoseconds / 1_000_000_000_000_000)"])
+        }
+        if let retryAfter = effects.retryAfter {
+            eventLoopGroup.any().scheduleTask(in: .nanoseconds(Self.nanoseconds(retryAfter))) { [self] in retry() }
+        }
+    }
+
+    private func nextConnectionID() -> Int {
+        state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+    }
+
+    private static let shutDown = Unavailable(description: "The server is shutting down, retry shortly.")
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+    }
+
+    /// A connection error in one line, without the server's address.
+    private static func summary(of error: any Error) -> String {
+        if let psql = error as? PSQLError {
+            if let message = psql.serverInfo?[.message] { return "\(psql.serverInfo?[.sqlState] ?? "") \(message)" }
+            if let underlying = psql.underlying { return "\(psql.code): \(underlying)" }
+            return "\(psql.code)"
+        }
+        return String(describing: error)
+    }
+
+    // MARK: Shutting down
+
+    /// Closes the pool: waiting leases fail, idle connections close now and leased ones when they
+    /// come back. Called by ``run()`` at graceful shutdown; tools call it when done.
+    package func shutdown() async {
+        let (idle, waiters) = state.withLock { state in
+            state.closed = true
+            defer {
+                state.idle = []
+                state.waiters = []
+            }
+            for connection in state.idle { state.live.remove(connection.id) }
+            return (state.idle, state.waiters)
+        }
+        for waiter in waiters {
+            waiter.timer?.cancel()
+            waiter.continuation.resume(throwing: Self.shutDown)
+        }
+        for connection in idle { try? await connection.close() }
+    }
+}
+
+extension Database: Service {
+    /// Opens the minimum number of connections, then holds the pool open until graceful
+    /// shutdown and closes it.
+    package func run() async throws {
+        perform(Effects(connect: state.withLock { $0.demand(minimum: pool.minimumConnections, maximum: pool.maximumConnections) }))
+        if let seconds = pool.keepAliveSeconds {
+            await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(seconds))
+                    await self.keepAlive()
+                }
+            }
+        } else {
+            try? await gracefulShutdown()
+        }
+        await shutdown()
+    }
+
+    /// Sends `SELECT 1` on every idle connection, so a NAT or firewall sees traffic on it; one that
+    /// fails is closed and replaced.
+    private func keepAlive() async {
+        let idle = state.withLock { state in
+            defer { state.idle = [] }
+            return state.idle
+        }
+        for connection in idle {
+            do {
+                try await connection.query("SELECT 1", logger: logger)
+                release(connection)
+            } catch {
+                release(connection, after: error)
+            }
+        }
+    }
+}
+
+extension Database {
+    private struct Waiter {
+        var id: Int
+        var continuation: CheckedContinuation<PostgresConnection, any Error>
+        var timer: Scheduled<Void>?
+    }
+
+    private struct State {
+        var idle: [PostgresConnection] = []
+        /// Open connections, idle or leased, by id.
+        var live: Set<Int> = []
+        var connecting = 0
+        var waiters: [Waiter] = []
+        var nextID = 0
+        /// Since when connection attempts fail, and the first failure.
+        var down: (since: ContinuousClock.Instant, error: String)?
+        /// Failed attempts in a row.
+        var failures = 0
+        var retryPending = false
+        var closed = false
+
+        /// How many connections to start opening now: enough for the minimum and for every
+        /// waiter that no attempt in flight will serve, within the maximum; while the database is
+        /// unreachable, one attempt at a time, paced by the back-off.
+        mutating func demand(minimum: Int, maximum: Int) -> Int {
+            if closed { return 0 }
+            let wanted = max(minimum, min(maximum, live.count + waiters.count))
+            if down != nil {
+                guard !retryPending, connecting == 0, wanted > live.count else { return 0 }
+                connecting = 1
+                return 1
+            }
+            let missing = max(0, min(wanted, maximum) - live.count - connecting)
+            connecting += missing
+            return missing
+        }
+    }
+
+    /// What a state change asks for once the lock is released.
+    private struct Effects {
+        var resume: [(CheckedContinuation<PostgresConnection, any Error>, Result<PostgresConnection, any Error>)] = []
+        var cancel: [Scheduled<Void>] = []
+        var close: [PostgresConnection] = []
+        var connect = 0
+        var lost: String?
+        var recovered: Duration?
+        var retryAfter: Duration?
+    }
+}
+
+extension Array where Element == PostgresRow {
+    /// Every row decoded as `types`, as `PostgresRowSequence.decode` does for a stream.
+    package func decode<each Column: PostgresDecodable>(_ types: (repeat each Column).Type) throws -> [(repeat each Column)] {
+        try map { try $0.decode(types) }
+    }
+}
