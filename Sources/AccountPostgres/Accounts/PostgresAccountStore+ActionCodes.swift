@@ -201,7 +201,7 @@ extension PostgresAccountStore: ActionCodeStore {
     /// THE RULE (reference §4.4): on an unverified account whose mailbox was just proven, remove
     /// every mechanism attached while the address was unproven (password unless it is being
     /// replaced, phone, federated links, pending codes but sign-in links) and revoke every session.
-    static func stripUnverified(_ user: UserRecord, keepPassword: Bool, now: Date, on connection: PostgresConnection, logger: Logger)
+    static func stripUnverified(_ user: UserRecord, keepPassword: Bool, now: Date, on connection: DatabaseConnection, logger: Logger)
         async throws
     {
         let localID = user.localID
@@ -236,7 +236,7 @@ extension PostgresAccountStore: ActionCodeStore {
     /// spent right now (its row locked, then the user's: the other lock order) is skipped rather
     /// than waited for, so issuing and spending never deadlock; it is being used up anyway.
     static func insert(
-        _ outgoing: OutgoingCode, restoreEmailVerified: Bool? = nil, on connection: PostgresConnection, logger: Logger
+        _ outgoing: OutgoingCode, restoreEmailVerified: Bool? = nil, on connection: DatabaseConnection, logger: Logger
     ) async throws {
         let code = outgoing.code
         if let localID = code.localID {
@@ -265,7 +265,7 @@ extension PostgresAccountStore: ActionCodeStore {
         }
     }
 
-    static func code(_ code: String, on connection: PostgresConnection, logger: Logger, lock: Bool) async throws -> ActionCodeRecord? {
+    static func code(_ code: String, on connection: DatabaseConnection, logger: Logger, lock: Bool) async throws -> ActionCodeRecord? {
         var binds = PostgresBindings()
         try binds.append(hash(code))
         let rows =
@@ -278,7 +278,7 @@ extension PostgresAccountStore: ActionCodeStore {
     /// Spends `code` in the caller's transaction and returns it as it was before, in one round
     /// trip where the code was unspent; a spent or unknown code is read as it is (nil: unknown).
     /// The caller's checks come after, and a refusal rolls the spending back with the transaction.
-    static func spend(_ code: String, now: Date, on connection: PostgresConnection, logger: Logger) async throws -> ActionCodeRecord? {
+    static func spend(_ code: String, now: Date, on connection: DatabaseConnection, logger: Logger) async throws -> ActionCodeRecord? {
         var binds = PostgresBindings()
         binds.append(now)
         try binds.append(hash(code))
@@ -301,7 +301,7 @@ extension PostgresAccountStore: ActionCodeStore {
         return nil
     }
 
-    static func localID(ofEmail email: String, on connection: PostgresConnection, logger: Logger) async throws -> String? {
+    static func localID(ofEmail email: String, on connection: DatabaseConnection, logger: Logger) async throws -> String? {
         for try await row in try await connection.execute(Prepared.LocalIDByEmail(binds: binds(email)), logger: logger) {
             return try row.decode(String.self)
         }

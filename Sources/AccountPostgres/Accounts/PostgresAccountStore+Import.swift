@@ -28,7 +28,7 @@ extension PostgresAccountStore: UserImportStore {
 
     /// The whole batch in four statements, each reading the batch as one JSON document
     /// (`json_to_recordset`), so that the round trips do not grow with the batch.
-    static func insertBatch(_ users: [UserRecord], now: Date, on connection: PostgresConnection, logger: Logger) async throws {
+    static func insertBatch(_ users: [UserRecord], now: Date, on connection: DatabaseConnection, logger: Logger) async throws {
         func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
         func seconds(_ value: Date?) -> JSONValue { value.map { .double($0.timeIntervalSince1970) } ?? .null }
         var rows: [JSONValue] = []
@@ -113,7 +113,7 @@ extension PostgresAccountStore: UserImportStore {
 
     /// One savepoint per user: the path for a batch that conflicts with stored users or itself.
     static func importOneByOne(
-        _ users: [(index: Int, user: UserRecord)], allowOverwrite: Bool, now: Date, on connection: PostgresConnection, logger: Logger
+        _ users: [(index: Int, user: UserRecord)], allowOverwrite: Bool, now: Date, on connection: DatabaseConnection, logger: Logger
     ) async throws -> [Int: String] {
         var errors: [Int: String] = [:]
         for (index, user) in users {
@@ -147,7 +147,7 @@ extension PostgresAccountStore: UserImportStore {
 
     /// Imported instants go through `to_timestamp`, which rounds to the microsecond, as the bulk
     /// path does: binding a `Date` truncates, and 1600000000.123 s would read back as …122 ms.
-    static func insertImported(_ user: UserRecord, now: Date, on connection: PostgresConnection, logger: Logger) async throws {
+    static func insertImported(_ user: UserRecord, now: Date, on connection: DatabaseConnection, logger: Logger) async throws {
         try await connection.query(
             """
             INSERT INTO users (local_id, email, email_verified, display_name, photo_url, phone_number, disabled, custom_attributes,

@@ -84,7 +84,7 @@ extension PostgresAccountStore {
     /// ``Prepared/SignInWrite`` for `user` as read: `last_login_at` and the new session, written
     /// only if the user is still enabled with the same `valid_since` and credential version. The
     /// session's first `iat` and `auth_time` when it wrote; nil when it wrote nothing.
-    static func signInWrite(_ session: NewSession, as user: UserRecord, now: Date, on connection: PostgresConnection, logger: Logger)
+    static func signInWrite(_ session: NewSession, as user: UserRecord, now: Date, on connection: DatabaseConnection, logger: Logger)
         async throws -> MintTicket?
     {
         var (binds, ticket) = try sessionBinds(session, localID: user.localID, validSince: user.validSince, now: now)
@@ -209,7 +209,7 @@ extension PostgresAccountStore {
     // MARK: Steps shared by the transactions (the connection is inside one)
 
     /// Inserts a session and records its first mint: `iat` = max(now's second, V), `auth_time` = iat.
-    static func insertSession(_ session: NewSession, user: UserRecord, now: Date, on connection: PostgresConnection, logger: Logger)
+    static func insertSession(_ session: NewSession, user: UserRecord, now: Date, on connection: DatabaseConnection, logger: Logger)
         async throws
         -> MintTicket
     {
@@ -240,7 +240,7 @@ extension PostgresAccountStore {
 
     /// Reference §3.2 step 5 under the user's row lock: the caller's session is live and its token
     /// not older than V.
-    static func check(_ guardSession: SessionGuard, user: UserRecord, on connection: PostgresConnection, logger: Logger) async throws {
+    static func check(_ guardSession: SessionGuard, user: UserRecord, on connection: DatabaseConnection, logger: Logger) async throws {
         let rows = try await connection.query(
             """
             SELECT revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) AND NOT user_deleted
@@ -254,7 +254,7 @@ extension PostgresAccountStore {
     }
 
     /// Revokes every live session of a locked user and moves V (reference §3.5 item 2).
-    static func revokeAll(user: UserRecord, reason: RevokeReason, now: Date, on connection: PostgresConnection, logger: Logger) async throws
+    static func revokeAll(user: UserRecord, reason: RevokeReason, now: Date, on connection: DatabaseConnection, logger: Logger) async throws
         -> (revoked: [String], validSince: Int64)
     {
         var lastMint: Date?
@@ -290,7 +290,7 @@ extension PostgresAccountStore {
     /// other changes when an admin made them (`always: false`).
     static func audit(
         _ action: String, localID: String?, details: [String: String] = [:], always: Bool = true, actor: AuditActor? = nil,
-        on connection: PostgresConnection, logger: Logger
+        on connection: DatabaseConnection, logger: Logger
     ) async throws {
         let who = actor ?? AuditContext.actor ?? localID.map(AuditActor.user) ?? .system
         guard always || { if case .admin = who { return true } else { return false } }() else { return }
@@ -304,7 +304,7 @@ extension PostgresAccountStore {
         )
     }
 
-    static func notify(user localID: String, on connection: PostgresConnection, logger: Logger) async throws {
+    static func notify(user localID: String, on connection: DatabaseConnection, logger: Logger) async throws {
         try await connection.query("SELECT pg_notify(\(revocationChannel), \("u:" + localID))", logger: logger)
     }
 
@@ -314,7 +314,7 @@ extension PostgresAccountStore {
         JSONValue.object(parameters.mapValues(JSONValue.string)).serialized()
     }
 
-    static func writePassword(_ stored: StoredPassword, localID: String, now: Date, on connection: PostgresConnection, logger: Logger)
+    static func writePassword(_ stored: StoredPassword, localID: String, now: Date, on connection: DatabaseConnection, logger: Logger)
         async throws
     {
         let parameters = parametersJSON(stored.parameters)
@@ -330,7 +330,7 @@ extension PostgresAccountStore {
     }
 
     /// Writes the fields of a change (reference §4.7 effects); revocation is the caller's.
-    static func apply(_ change: UserChange, to user: UserRecord, now: Date, on connection: PostgresConnection, logger: Logger) async throws
+    static func apply(_ change: UserChange, to user: UserRecord, now: Date, on connection: DatabaseConnection, logger: Logger) async throws
     {
         let localID = user.localID
         func set(_ column: String, _ value: FieldChange<String>) async throws {

@@ -131,7 +131,7 @@ package struct PostgresAccountStore: AccountStore {
 
     // MARK: Decoding (each entity in one place)
 
-    static func user(localID: String, on connection: PostgresConnection, logger: Logger, lock: Bool) async throws -> UserRecord? {
+    static func user(localID: String, on connection: DatabaseConnection, logger: Logger, lock: Bool) async throws -> UserRecord? {
         let rows =
             lock
             ? try await connection.execute(Prepared.UserByLocalIDForUpdate(binds: binds(localID)), logger: logger)
@@ -140,7 +140,7 @@ package struct PostgresAccountStore: AccountStore {
         return nil
     }
 
-    static func user(email: String, on connection: PostgresConnection, logger: Logger, lock: Bool) async throws -> UserRecord? {
+    static func user(email: String, on connection: DatabaseConnection, logger: Logger, lock: Bool) async throws -> UserRecord? {
         let rows =
             lock
             ? try await connection.execute(Prepared.UserByEmailForUpdate(binds: binds(email)), logger: logger)
@@ -259,8 +259,7 @@ package struct PostgresAccountStore: AccountStore {
 
     /// The error a transaction's closure, COMMIT or BEGIN failed with.
     static func cause(of error: any Error) -> any Error {
-        guard let transaction = error as? PostgresTransactionError else { return error }
-        return transaction.closureError ?? transaction.commitError ?? transaction.beginError ?? transaction
+        (error as? Database.TransactionError)?.cause ?? error
     }
 
     /// `40P01` (deadlock) or `40001` (serialization failure), the two states PostgreSQL's manual
@@ -272,9 +271,9 @@ package struct PostgresAccountStore: AccountStore {
 
     static func translate(_ error: any Error) -> any Error {
         if error is AccountError { return error }
-        if error is PostgresTransactionError {
+        if error is Database.TransactionError {
             let inner = cause(of: error)
-            return inner is PostgresTransactionError ? inner : translate(inner)
+            return inner is Database.TransactionError ? inner : translate(inner)
         }
         // No connection within the request's deadline (the database unreachable or saturated), or
         // a request whose client has gone: transient, nothing was written.

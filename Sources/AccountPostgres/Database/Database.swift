@@ -44,6 +44,8 @@ package final class Database: Sendable {
     private let logger: Logger
     private let eventLoopGroup: any EventLoopGroup
     private let state = Mutex(State())
+    /// An executor per event loop of the group, for ``DatabaseConnection``.
+    private let executors: [ObjectIdentifier: EventLoopExecutor]
 
     /// A pool of connections to `url`, shaped by `pool`. Nothing is opened until ``run()`` warms
     /// it or the first lease asks.
@@ -55,6 +57,9 @@ package final class Database: Sendable {
         self.pool = pool
         self.logger = logger
         self.eventLoopGroup = eventLoopGroup
+        var executors: [ObjectIdentifier: EventLoopExecutor] = [:]
+        for loop in eventLoopGroup.makeIterator() { executors[ObjectIdentifier(loop)] = EventLoopExecutor(loop) }
+        self.executors = executors
     }
 
     // MARK: Using connections
@@ -62,11 +67,12 @@ package final class Database: Sendable {
     /// Runs `body` on a leased connection and returns the connection to the pool.
     package func withConnection<Result>(
         isolation: isolated (any Actor)? = #isolation,
-        _ body: (PostgresConnection) async throws -> sending Result
+        _ body: (DatabaseConnection) async throws -> sending Result
     ) async throws -> sending Result {
         let connection = try await lease()
         do {
-            let result = try await body(connection)
+            let loop = executors[ObjectIdentifier(connection.eventLoop)] ?? EventLoopExecutor(connection.eventLoop)
+            let result = try await body(DatabaseConnection(connection, loop: loop))
             release(connection)
             return result
         } catch {
@@ -80,10 +86,30 @@ package final class Database: Sendable {
     package func withTransaction<Result>(
         logger: Logger,
         isolation: isolated (any Actor)? = #isolation,
-        _ body: (PostgresConnection) async throws -> sending Result
+        _ body: (DatabaseConnection) async throws -> sending Result
     ) async throws -> sending Result {
         try await withConnection(isolation: isolation) { connection in
             try await connection.withTransaction(logger: logger, isolation: isolation, body)
+        }
+    }
+
+    /// A transaction that failed: the error of its `BEGIN`, of its body (and of the `ROLLBACK`
+    /// that followed, if that failed too) or of its `COMMIT`.
+    package struct TransactionError: Error, CustomStringConvertible {
+        package var beginError: (any Error)?
+        package var closureError: (any Error)?
+        package var rollbackError: (any Error)?
+        package var commitError: (any Error)?
+
+        /// The error that ended the transaction.
+        package var cause: any Error { closureError ?? commitError ?? beginError ?? self }
+
+        package var description: String {
+            if let beginError { return "BEGIN failed: \(String(reflecting: beginError))" }
+            if let commitError { return "COMMIT failed: \(String(reflecting: commitError))" }
+            var text = "transaction failed: \(closureError.map { String(reflecting: $0) } ?? "?")"
+            if let rollbackError { text += "; ROLLBACK failed: \(String(reflecting: rollbackError))" }
+            return text
         }
     }
 
@@ -126,6 +152,13 @@ package final class Database: Sendable {
     /// A connection for the current task, waiting at most until the request's deadline.
     package func lease() async throws -> PostgresConnection {
         let scope = RequestScope.current
+        while true {
+            if let connection = try await waitForConnection(scope: scope) { return connection }
+        }
+    }
+
+    /// One attempt of ``lease()``: nil when the connection it got had closed meanwhile.
+    private func waitForConnection(scope: RequestScope?) async throws -> PostgresConnection? {
         if let connection = state.withLock({ $0.idle.popLast() }) {
             return try handOver(connection, scope: scope)
         }
@@ -161,10 +194,16 @@ package final class Database: Sendable {
     }
 
     /// Gives `connection` to the caller, unless its client has gone: then it goes back unused.
-    private func handOver(_ connection: PostgresConnection, scope: RequestScope?) throws -> PostgresConnection {
+    /// A statement written to a closed connection never completes (see ``withTransaction``), so
+    /// one that closed while idle is dropped here and the lease tries again.
+    private func handOver(_ connection: PostgresConnection, scope: RequestScope?) throws -> PostgresConnection? {
         if let scope, scope.clientGone() {
             release(connection)
             throw CancellationError()
+        }
+        if connection.isClosed {
+            release(connection)
+            return nil
         }
         return connection
     }
@@ -192,7 +231,7 @@ package final class Database: Sendable {
 
     /// Whether a connection that threw `error` may hold an open transaction or an unread reply.
     static func leavesConnectionInDoubt(_ error: any Error) -> Bool {
-        if let transaction = error as? PostgresTransactionError {
+        if let transaction = error as? TransactionError {
             if transaction.rollbackError != nil { return true }
             let inner = transaction.closureError ?? transaction.commitError ?? transaction.beginError
             return inner.map(leavesConnectionInDoubt) ?? false
@@ -294,7 +333,11 @@ package final class Database: Sendable {
     private func perform(_ effects: Effects) {
         for timer in effects.cancel { timer.cancel() }
         for (continuation, result) in effects.resume { continuation.resume(with: result) }
-        for connection in effects.close { let _: EventLoopFuture<Void> = connection.close() }
+        for connection in effects.close {
+            // The closure holds the connection until its channel has closed: PostgresNIO asserts
+            // (in debug builds) that a connection is closed before it is released.
+            connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+        }
         for _ in 0..<effects.connect { Task { await open() } }
         if let lost = effects.lost {
             logger.warning("database unreachable; requests wait for a connection until their deadline", metadata: ["error": "\(lost)"])
@@ -317,6 +360,7 @@ package final class Database: Sendable {
     }
 
     private static let shutDown = Unavailable(description: "The server is shutting down, retry shortly.")
+    static let connectionClosed = Unavailable(description: "The database connection closed, retry shortly.")
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {
         duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000

@@ -173,7 +173,7 @@ package struct OutboxWorker: Service {
     }
 
     /// Counts a failed attempt: reschedules the row with backoff, or marks it failed and erases it.
-    private func record(failure reason: String, id: Int64, attempt: Int, final: Bool, on connection: PostgresConnection) async throws {
+    private func record(failure reason: String, id: Int64, attempt: Int, final: Bool, on connection: DatabaseConnection) async throws {
         if final {
             try await connection.query(
                 """

@@ -21,7 +21,7 @@ package enum PostgresOutbox {
     /// Queues `message` (status `pending`, due now) and notifies the workers. Runs on `connection`,
     /// so it commits or rolls back with the caller's transaction; the notification is delivered only
     /// on commit.
-    package static func enqueue(_ message: EmailMessage, on connection: PostgresConnection, logger: Logger) async throws {
+    package static func enqueue(_ message: EmailMessage, on connection: DatabaseConnection, logger: Logger) async throws {
         guard link(inTextBody: message.textBody) == message.link else {
             throw InvalidMessage(
                 description: "a \(message.kind.rawValue) email must carry its link as the first URL line of the text body")

@@ -68,7 +68,7 @@ package struct Migrator: Sendable {
         }
     }
 
-    private func applyPending(on connection: PostgresConnection) async throws -> [String] {
+    private func applyPending(on connection: DatabaseConnection) async throws -> [String] {
         try await ensureTable(on: connection)
         let status = try await status(on: connection)
         if let problem = status.problem { throw problem }
@@ -88,16 +88,15 @@ package struct Migrator: Sendable {
                         logger: logger
                     )
                 }
-            } catch let error as PostgresTransactionError {
-                let cause = error.closureError ?? error.commitError ?? error.beginError ?? error
-                throw MigrationError.failed(migration.name, Self.describe(cause))
+            } catch let error as Database.TransactionError {
+                throw MigrationError.failed(migration.name, Self.describe(error.cause))
             }
             appliedNow.append(migration.name)
         }
         return appliedNow
     }
 
-    private func ensureTable(on connection: PostgresConnection) async throws {
+    private func ensureTable(on connection: DatabaseConnection) async throws {
         try await connection.query(
             """
             CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -111,7 +110,7 @@ package struct Migrator: Sendable {
         )
     }
 
-    private func status(on connection: PostgresConnection) async throws -> Status {
+    private func status(on connection: DatabaseConnection) async throws -> Status {
         let exists =
             try await connection.query(
                 "SELECT to_regclass('schema_migrations') IS NOT NULL",

@@ -1,0 +1,95 @@
+public import Logging
+import NIOCore
+public import PostgresNIO
+
+/// A connection leased from ``Database``, as the store's statements use it.
+///
+/// PostgresNIO 1.33.2 writes a statement to its channel without a promise: written to a
+/// connection that has already closed (the server restarting terminated its backend between two
+/// statements of a transaction, or just before the `ROLLBACK` after the `57P01` it reported),
+/// the statement is dropped with the channel's handlers and its caller waits for ever. Here each
+/// statement starts on the connection's own event loop, which checks that the connection is open
+/// and hands the statement to the driver in one step: a close, which runs on that loop too,
+/// either came before (the statement fails at once with ``Database/Unavailable``, 503
+/// `UNAVAILABLE`) or comes after, and the driver fails the statement it holds.
+package struct DatabaseConnection: Sendable {
+    /// The driver's connection, for what this type does not wrap.
+    package let underlying: PostgresConnection
+    private let loop: EventLoopExecutor
+
+    init(_ underlying: PostgresConnection, loop: EventLoopExecutor) {
+        self.underlying = underlying
+        self.loop = loop
+    }
+
+    /// Runs one statement; its rows stream from the returned sequence.
+    @discardableResult
+    package func query(_ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line) async throws
+        -> PostgresRowSequence
+    {
+        try await withTaskExecutorPreference(loop) {
+            try checkOpen()
+            return try await underlying.query(query, logger: logger, file: file, line: line)
+        }
+    }
+
+    /// Runs one prepared statement (prepared on this connection at its first use).
+    package func execute<Statement: PostgresPreparedStatement, Row>(_ statement: Statement, logger: Logger) async throws
+        -> AsyncThrowingMapSequence<PostgresRowSequence, Row> where Row == Statement.Row
+    {
+        try await withTaskExecutorPreference(loop) {
+            try checkOpen()
+            return try await underlying.execute(statement, logger: logger)
+        }
+    }
+
+    /// Runs `body` in a transaction: `BEGIN`, then `COMMIT`, or `ROLLBACK` when it throws (not
+    /// sent on a connection that has closed). The error is a ``Database/TransactionError``.
+    package func withTransaction<Result>(
+        logger: Logger,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (DatabaseConnection) async throws -> sending Result
+    ) async throws -> sending Result {
+        do {
+            try await query("BEGIN", logger: logger)
+        } catch {
+            throw Database.TransactionError(beginError: error)
+        }
+        let result: Result
+        do {
+            result = try await body(self)
+        } catch {
+            var failure = Database.TransactionError(closureError: error)
+            do {
+                try await query("ROLLBACK", logger: logger)
+            } catch {
+                failure.rollbackError = error
+            }
+            throw failure
+        }
+        do {
+            try await query("COMMIT", logger: logger)
+        } catch {
+            throw Database.TransactionError(commitError: error)
+        }
+        return result
+    }
+
+    private func checkOpen() throws {
+        if underlying.isClosed { throw Database.connectionClosed }
+    }
+}
+
+/// An event loop as a task executor: work under ``withTaskExecutorPreference`` runs on its thread.
+final class EventLoopExecutor: TaskExecutor {
+    let eventLoop: any EventLoop
+
+    init(_ eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
