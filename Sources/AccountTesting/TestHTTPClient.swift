@@ -32,8 +32,12 @@ package struct TestHTTPClient: Sendable {
     package let baseURL: String
     private let client: HTTPClient
 
+    /// The server's loopback port.
+    package let port: Int
+
     /// A client for a server on `port`.
     package init(port: Int, client: HTTPClient = .shared) {
+        self.port = port
         self.baseURL = "http://127.0.0.1:\(port)"
         self.client = client
     }

@@ -125,6 +125,23 @@ final class RawConnection {
         bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
     }
 
+    /// Everything the peer sends until it closes, or until `limit` passes; whether it closed.
+    func readUntilClosed(limit: Duration) async throws -> (bytes: [UInt8], closed: Bool) {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count > 0 {
+                received += buffer[0..<count]
+                continue
+            }
+            if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) { return (received, true) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return (received, false)
+    }
+
     /// Whether the peer has closed its side (a read that finds the end of the stream or an error).
     func peerClosed() -> Bool {
         var buffer = [UInt8](repeating: 0, count: 4096)

@@ -37,13 +37,25 @@ package struct APIError: Error, Sendable, Equatable {
         APIError(.badRequest, message: "Invalid JSON payload received. \(detail)", status: "INVALID_ARGUMENT")
     }
 
-    /// 413 for a body over the route's limit.
+    /// 400 for bytes the HTTP parser refused (a malformed request line, header or chunked body).
+    /// The connection cannot carry another request after it, so the answer closes it.
+    package static var malformedHTTP: APIError {
+        var error = APIError(
+            .badRequest, message: "Invalid HTTP request: it could not be parsed.", status: "INVALID_ARGUMENT", reason: "badRequest")
+        error.headers[.connection] = "close"
+        return error
+    }
+
+    /// 413 for a body over the route's limit. The rest of the body is not read, so the answer
+    /// closes the connection.
     package static func payloadTooLarge(limit: Int) -> APIError {
-        APIError(
+        var error = APIError(
             .contentTooLarge,
             message: "Request payload size exceeds the limit: \(limit) bytes.",
             status: "INVALID_ARGUMENT"
         )
+        error.headers[.connection] = "close"
+        return error
     }
 
     /// 401 for a bearer token that is not configured.

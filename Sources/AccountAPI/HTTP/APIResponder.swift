@@ -3,6 +3,7 @@ import Foundation
 public import Hummingbird
 public import Logging
 import NIOCore
+import NIOHTTP1
 
 /// The server's one responder: resolves the path (reference §1.1), applies the caller checks
 /// (§1.3), runs the handler, and turns every failure into Firebase's error shape. Nothing thrown
@@ -205,6 +206,10 @@ package struct APIResponder: HTTPResponder {
             throw APIError.payloadTooLarge(limit: limit)
         } catch is NIOTooManyBytesError {
             throw APIError.payloadTooLarge(limit: limit)
+        } catch is HTTPParserError {
+            // A malformed body (a bad chunk size, say): the request's fault, and the end of the
+            // connection, whose bytes can no longer be framed.
+            throw APIError.malformedHTTP
         }
         let data = Data(buffer.readableBytesView)
         return isForm ? RPCBody(form: data) : try RPCBody(json: data)

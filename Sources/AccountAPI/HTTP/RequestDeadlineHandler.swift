@@ -1,16 +1,23 @@
+import HTTPTypes
 package import NIOCore
+import NIOHTTP1
 package import NIOHTTPTypes
 
-/// Closes a connection whose request has not arrived whole within `deadline` of its head.
+/// Bounds each request from its head to the head of its response: a request still arriving at
+/// the deadline closes its connection; one that arrived but has no answer by then gets 503
+/// `UNAVAILABLE` with `Retry-After`, and its connection closes.
 ///
 /// Hummingbird's idle timeout bounds a connection with nothing to read, and so a request head
 /// that trickles in (no part is decoded until the head is whole); but every body part resets it,
 /// so a client sending one byte of body just inside each idle period would hold a connection, and
 /// the request task reading it, for ever. This handler sits behind the HTTP codec and bounds the
-/// whole request instead: its timer starts at the head and stops at the end, whatever arrives in
-/// between (a pipelined request's clock starts when the responses before it are written). A
-/// request still arriving at the deadline has no response worth waiting for, so the connection is
-/// closed.
+/// whole request instead: its timer starts at the head and stops when the response starts,
+/// whatever arrives in between (a pipelined request's clock starts when the responses before it
+/// are written). The database bounds its own waits well inside the deadline (the request deadline,
+/// the lock and statement timeouts); the answer here is the backstop for a wait nothing else
+/// bounds, such as a statement written to a connection that closed under it, which PostgresNIO
+/// never completes. Whatever the request's task does after that answer goes nowhere: its
+/// response is dropped.
 package final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     package typealias InboundIn = HTTPRequestPart
     package typealias InboundOut = HTTPRequestPart
@@ -23,13 +30,23 @@ package final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChann
     private var unanswered = 0
     /// Whether the latest request's body is still arriving.
     private var arriving = false
+    /// Whether a response has started and not ended.
+    private var responding = false
+    /// Whether the response being written says `Connection: close`.
+    private var closing = false
+    /// Whether the answer is out and the connection only drops what still arrives.
+    private var draining = false
+    /// Whether this handler answered 503 for a request past its deadline; the request's own
+    /// response, if it ever comes, is dropped.
+    private var answeredForRequest = false
 
-    /// A handler that gives each request `deadline` from its head to its end.
+    /// A handler that gives each request `deadline` from its head to its response.
     package init(deadline: TimeAmount) {
         self.deadline = deadline
     }
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if draining { return }
         switch unwrapInboundIn(data) {
         case .head:
             unanswered += 1
@@ -39,7 +56,6 @@ package final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChann
             if unanswered == 1 { start(context) }
         case .end:
             arriving = false
-            stop()
         case .body:
             break
         }
@@ -47,12 +63,99 @@ package final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChann
     }
 
     package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) {
+        if answeredForRequest {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        switch unwrapOutboundIn(data) {
+        case .head(let head):
+            responding = true
+            stop()
+            closing = head.headerFields[.connection]?.lowercased() == "close"
+        case .end:
+            responding = false
             unanswered = max(0, unanswered - 1)
-            if arriving && unanswered == 1 { start(context) }
+            if closing {
+                // A response that says `Connection: close` (a 413 whose body was left unread, a
+                // malformed request) ends the connection once written, whatever the request said.
+                let promise = promise ?? context.eventLoop.makePromise()
+                let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                promise.futureResult.assumeIsolated().whenComplete { _ in
+                    let (handler, context) = loopBound.value
+                    handler.lingeringClose(context)
+                }
+                context.write(data, promise: promise)
+                return
+            }
+            if unanswered >= 1 { start(context) }
+        case .body:
+            break
         }
         context.write(data, promise: promise)
     }
+
+    /// The deadline passed: a request still arriving loses its connection; one waiting for its
+    /// answer gets 503 in Firebase's shape, then the connection closes.
+    private func expired(_ context: ChannelHandlerContext) {
+        timer = nil
+        guard !arriving, !responding, unanswered > 0 else {
+            if !responding { context.close(promise: nil) }
+            return
+        }
+        var error = APIError.unavailable("The request took too long to answer, retry shortly.")
+        error.headers[.connection] = "close"
+        writeDirectly(error, context)
+        answeredForRequest = true
+    }
+
+    /// Writes a whole error response from here, below Hummingbird, then closes the connection.
+    private func writeDirectly(_ error: APIError, _ context: ChannelHandlerContext) {
+        let body = WireEncoding.errorBody(error)
+        var head = HTTPResponse(status: error.httpStatus)
+        head.headerFields = error.headers
+        head.headerFields[.contentType] = "application/json; charset=UTF-8"
+        head.headerFields[.contentLength] = String(body.count)
+        head.headerFields[.connection] = "close"
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(ByteBuffer(bytes: body))), promise: nil)
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+            let (handler, context) = loopBound.value
+            handler.lingeringClose(context)
+        }
+    }
+
+    /// Bytes the HTTP parser refused between requests (a garbled request line or header) get
+    /// Firebase's error shape, not Hummingbird's empty 400, and the connection closes after it: its
+    /// bytes can no longer be framed. A parse error inside a request's body goes on to the request,
+    /// whose body read answers it (``APIResponder``).
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if draining { return }
+        guard error is HTTPParserError, unanswered == 0 else {
+            context.fireErrorCaught(error)
+            return
+        }
+        writeDirectly(.malformedHTTP, context)
+    }
+
+    /// Ends a connection whose client may still be sending (the rest of a refused body): the
+    /// answer is out, so the write side closes at once (the client sees the end), and what still
+    /// arrives is read and dropped until the client closes or ``lingerLimit`` passes. Closing both
+    /// sides at once would answer the unread bytes with a reset, which can destroy the answer
+    /// before the client reads it.
+    private func lingeringClose(_ context: ChannelHandlerContext) {
+        guard !draining else { return }
+        draining = true
+        stop()
+        context.close(mode: .output, promise: nil)
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        timer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.lingerLimit) {
+            loopBound.value.close(promise: nil)
+        }
+    }
+
+    /// How long a closing connection keeps reading (and dropping) what its client still sends.
+    static let lingerLimit = TimeAmount.seconds(5)
 
     package func channelInactive(context: ChannelHandlerContext) {
         stop()
@@ -65,9 +168,10 @@ package final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChann
 
     private func start(_ context: ChannelHandlerContext) {
         timer?.cancel()
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         timer = context.eventLoop.assumeIsolated().scheduleTask(in: deadline) {
-            loopBound.value.close(promise: nil)
+            let (handler, context) = loopBound.value
+            handler.expired(context)
         }
     }
 

@@ -32,8 +32,19 @@ package enum WireEncoding {
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
-    /// The Firebase error body for `error`.
+    /// The Firebase error response for `error`.
     package static func response(for error: APIError) -> Response {
+        response(json: errorJSON(error), status: error.httpStatus, headers: error.headers)
+    }
+
+    /// The Firebase error body for `error`, as bytes (for answers written below Hummingbird).
+    package static func errorBody(_ error: APIError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        errorJSON(error).write(into: &bytes)
+        return bytes
+    }
+
+    private static func errorJSON(_ error: APIError) -> JSONValue {
         var body: [String: JSONValue] = [
             "code": .int(Int64(error.httpStatus.code)),
             "message": .string(error.message),
@@ -42,6 +53,6 @@ package enum WireEncoding {
             ]),
         ]
         if let status = error.status { body["status"] = .string(status) }
-        return response(json: .object(["error": .object(body)]), status: error.httpStatus, headers: error.headers)
+        return .object(["error": .object(body)])
     }
 }
