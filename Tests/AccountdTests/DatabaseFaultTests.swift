@@ -11,16 +11,19 @@ import Testing
 /// a 500.
 @Suite("Database faults and probe inputs")
 struct DatabaseFaultTests {
-    /// Issue 20: after PostgreSQL kills the in-process server's connections under concurrent
-    /// requests, requests here waited past the test client's 30 s instead of answering (the built
-    /// binary with a warm pool, under the same fault from a probe, answered every request). Enabled
-    /// by the change that gives every request a deadline and finds why the on-demand pool waits.
-    @Test(
-        "backends killed by PostgreSQL (57P01) mid-request: every answer is a success or 503 with Retry-After, never 500",
-        .disabled("issue 20: requests wait past 30 s once their connections are killed; needs the request deadline"))
+    /// The suite's configuration with a 2 s request deadline: an outage answers in 2 s.
+    static var configuration: Configuration {
+        var configuration = testConfiguration()
+        configuration.databasePool.waitSeconds = 2
+        return configuration
+    }
+
+    /// Issue 20: after PostgreSQL kills the server's connections under concurrent requests, requests
+    /// waited past the test client's 30 s on PostgresNIO's pool instead of answering.
+    @Test("backends killed by PostgreSQL (57P01) mid-request: every answer is a success or 503 with Retry-After, never 500")
     func killedConnections() async throws {
         let database = try await TestDatabase.createMigrated()
-        try await withServer(database: database) { http in
+        try await withServer(Self.configuration, database: database) { http in
             let api = API(http: http)
             let alice = try await api.signUp("alice@example.com")
             var statuses: [Int: Int] = [:]
@@ -60,15 +63,14 @@ struct DatabaseFaultTests {
         }
     }
 
-    /// Issue 20's unbounded wait, reproduced on the shared test cluster: with its database refusing
-    /// connections, a request here waited past the test client's 30 s (HTTPClientError.deadlineExceeded)
-    /// instead of answering. Enabled by the request deadline.
-    @Test(
-        "while its database refuses connections, a server answers 503 with Retry-After, never 500; afterwards it serves again",
-        .disabled("issue 20: a request waits for a connection without bound; needs the request deadline"))
+    /// Issue 20's unbounded wait, on the shared test cluster: with its database refusing connections,
+    /// a request waited past the test client's 30 s (HTTPClientError.deadlineExceeded) instead of
+    /// answering. Now it waits for a connection until its deadline and answers 503; readiness says
+    /// so too, and the server serves again once connections are allowed.
+    @Test("while its database refuses connections, a server answers 503 with Retry-After, never 500; afterwards it serves again")
     func databaseRefusesConnections() async throws {
         let database = try await TestDatabase.createMigrated()
-        try await withServer(database: database) { http in
+        try await withServer(Self.configuration, database: database) { http in
             let api = API(http: http)
             let alice = try await api.signUp("alice@example.com")
             // The outage: PostgreSQL refuses new connections to the database and drops the open ones.
@@ -80,7 +82,10 @@ struct DatabaseFaultTests {
                 let reply = try await api.admin("lookup", ["localId": [alice.localID]])
                 #expect(reply.status == 503, "\(String(decoding: reply.body, as: UTF8.self))")
                 #expect(reply.header("Retry-After") == "1")
+                // A refresh during the outage rotates nothing: the same token works afterwards.
+                #expect(try await api.refresh(alice.refreshToken).status == 503)
             }
+            #expect(try await http.get("/readyz").status == 503)
             try await TestDatabase.execute("ALTER DATABASE \"\(database.database)\" ALLOW_CONNECTIONS true", on: admin)
             let deadline = ContinuousClock.now + .seconds(60)
             var after = try await api.admin("lookup", ["localId": [alice.localID]])
@@ -89,13 +94,15 @@ struct DatabaseFaultTests {
                 after = try await api.admin("lookup", ["localId": [alice.localID]])
             }
             #expect(after.status == 200)
+            #expect(try await http.get("/readyz").status == 200)
+            #expect(try await api.refresh(alice.refreshToken).status == 200)
         }
     }
 
     @Test("a batchGet page token that decodes to NUL bytes is INVALID_PAGE_SELECTION; SESSION_NOT_FOUND echoes no caller text")
     func probeInputs() async throws {
         let database = try await TestDatabase.createMigrated()
-        try await withServer(database: database) { http in
+        try await withServer(Self.configuration, database: database) { http in
             let api = API(http: http)
             let alice = try await api.signUp("alice@example.com")
             for token in ["AAAA", "AP8A", "_w"] {
@@ -112,6 +119,40 @@ struct DatabaseFaultTests {
             }
             // A plausible id is still named, as before.
             #expect(try await api.admin("getSession", ["sessionId": "abc_DEF-123"]).errorMessage == "SESSION_NOT_FOUND : abc_DEF-123")
+        }
+    }
+
+    @Test(
+        "malformed HTTP (request line, chunked body) and an oversized body with Connection: close answer in Firebase's shape and close the connection"
+    )
+    func malformedHTTP() async throws {
+        let database = try await TestDatabase.createMigrated()
+        try await withServer(Self.configuration, database: database) { http in
+            let signUp = "POST /v1/accounts:signUp?key=\(API.key) HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            let cases: [(name: String, bytes: [UInt8], status: String)] = [
+                ("garbled request line", Array("GET /\u{1}\u{2} HTTP/9.9\r\n\r\n".utf8), "400"),
+                ("header without a colon", Array("GET /healthz HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n".utf8), "400"),
+                (
+                    "malformed chunk size",
+                    Array((signUp + "Transfer-Encoding: chunked\r\n\r\nZZ\r\n{}\r\n0\r\n\r\n").utf8), "400"
+                ),
+                (
+                    "oversized body, Connection: close",
+                    Array((signUp + "Connection: close\r\nContent-Length: 3000000\r\n\r\n").utf8)
+                        + [UInt8](repeating: 0x20, count: 1_200_000), "413"
+                ),
+            ]
+            for (name, bytes, status) in cases {
+                let connection = try RawConnection(port: http.port)
+                _ = connection.send(bytes)
+                let (received, closed) = try await connection.readUntilClosed(limit: .seconds(20))
+                let text = String(decoding: received, as: UTF8.self)
+                #expect(text.hasPrefix("HTTP/1.1 \(status)"), "\(name): \(text.prefix(300))")
+                #expect(text.contains("\"status\":\"INVALID_ARGUMENT\""), "\(name): \(text.prefix(300))")
+                #expect(closed, "\(name): the connection stayed open")
+            }
+            // The server still serves.
+            #expect(try await http.get("/healthz").status == 200)
         }
     }
 }

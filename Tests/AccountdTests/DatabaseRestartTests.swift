@@ -1,0 +1,310 @@
+import AccountPostgres
+import AccountTesting
+import Foundation
+import Glibc
+import PostgresNIO
+import Synchronization
+import Testing
+
+/// Issue 20's proof: PostgreSQL restarted (`pg_ctl restart -m fast`, a failover or upgrade) and
+/// stopped then started (a crash and recovery) under concurrent load on two replicas of the built
+/// binary in a production configuration, on a cluster of the test's own. With PostgresNIO's pool
+/// and the warm default, a replica under load died in every stop/start.
+@Suite("Database restarts under load")
+struct DatabaseRestartTests {
+    /// The replicas' request deadline.
+    static let deadline = 2
+    /// The replicas' HTTP request timeout: the backstop that answers 503 for a request nothing
+    /// else bounded.
+    static let requestTimeout = 6
+
+    @Test(
+        "restarts and outages under load: replicas survive, answer 200 or 503 within the deadline, lose no acknowledged write, revoke nothing, and revocations reach both after"
+    )
+    func restartsUnderLoad() async throws {
+        try await PrivateCluster.with { cluster in try await Self.restartsUnderLoad(cluster) }
+    }
+
+    static func restartsUnderLoad(_ cluster: PrivateCluster) async throws {
+        let url = try await cluster.createMigratedDatabase()
+        let environment = [
+            "ACCOUNTD_REQUEST_DEADLINE_SECONDS": String(Self.deadline),
+            "ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS": String(Self.requestTimeout),
+            // The warm pool (minimum = maximum), the configuration that crashed.
+            "ACCOUNTD_DB_MAX_CONNECTIONS": "6",
+            // The suite's client key and admin token, so its API speaks to them.
+            "ACCOUNTD_API_KEYS": API.key, "ACCOUNTD_ADMIN_TOKENS": "ops:" + API.admin.1.dropFirst("Bearer ".count),
+        ]
+        let replicas = [
+            try await RunningServer(database: url, environment: environment),
+            try await RunningServer(database: url, environment: environment),
+        ]
+        let apis = replicas.map { API(http: $0.http, project: RunningServer.project) }
+
+        // One user per worker, each refreshing its own session for the whole test.
+        let workers = 6
+        var sessions: [Session] = []
+        for worker in 0..<workers { sessions.append(try await apis[worker % 2].signUp("worker\(worker)@load.example")) }
+        let load = Load(sessions: sessions)
+
+        let (faults, back) = try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<workers {
+                group.addTask { await load.run(worker: worker, apis: apis, deadline: Self.deadline) }
+            }
+            defer { load.stop() }
+            var faults: [String] = []
+            var back: [ContinuousClock.Instant] = []
+            // Enough rounds that the old pool crashed a replica in every run: 4 restarts, 4 outages
+            // longer than the deadline.
+            for round in 0..<8 {
+                try await Task.sleep(for: .milliseconds(500))
+                if round % 2 == 0 {
+                    try await cluster.restart()
+                    back.append(.now)
+                    faults.append("restart")
+                } else {
+                    try await cluster.stopServer()
+                    // The outage: requests meanwhile answer 503 within the deadline, readiness too.
+                    try await Task.sleep(for: .seconds(Self.deadline + 1))
+                    for replica in replicas {
+                        do {
+                            #expect(try await replica.http.get("/readyz").status == 503)
+                        } catch {
+                            Issue.record("readyz during the outage after \(faults): \(error)")
+                        }
+                    }
+                    try await cluster.startServer()
+                    back.append(.now)
+                    faults.append("stop-start")
+                }
+                for replica in replicas {
+                    #expect(replica.process.isRunning, "a replica died after \(faults)")
+                    #expect(try await Self.ready(replica), "a replica is not ready again after \(faults)")
+                }
+            }
+            load.stop()
+            try await group.waitForAll()
+            return (faults, back)
+        }
+
+        let report = load.report()
+        let recoveries = back.map { instant in report.successes.first { $0 > instant }.map { $0 - instant } }
+        print(
+            "restart probe: \(faults.count) faults (\(faults.joined(separator: ","))), replicas alive \(replicas.filter(\.process.isRunning).count)/2,",
+            "answers 200 \(report.ok) / 503 \(report.unavailable) / other \(report.unexpected.count),",
+            "later than the deadline \(report.late.count) \(report.late), slowest \(report.slowest),",
+            "first success after the database was back: \(recoveries.map { $0.map { "\($0)" } ?? "none" })")
+        for replica in replicas { #expect(replica.process.isRunning, "a replica died under \(faults)") }
+        #expect(recoveries.allSatisfy { $0 != nil }, "no success after a fault: \(recoveries)")
+        #expect(report.unexpected.isEmpty, "answers other than 200 or 503: \(report.unexpected.prefix(10))")
+        // Every answer within the backstop (and a second for the machine); nearly all within the
+        // deadline, which the report counts.
+        #expect(report.slowest <= .seconds(Self.requestTimeout + 1), "slowest answer \(report.slowest)")
+        #expect(report.ok > 0 && report.unavailable > 0, "ok \(report.ok), 503 \(report.unavailable)")
+
+        // Every acknowledged sign-up is there.
+        for chunk in stride(from: 0, to: report.acknowledged.count, by: 50) {
+            let emails = Array(report.acknowledged[chunk..<min(chunk + 50, report.acknowledged.count)])
+            let reply = try await apis[0].admin("lookup", ["email": emails])
+            #expect(reply.status == 200)
+            #expect((reply.json["users"] as? [Any])?.count == emails.count, "missing sign-ups among \(emails)")
+        }
+        // No session was revoked by the faults: every worker's latest token still refreshes.
+        for (worker, token) in load.tokens().enumerated() {
+            let reply = try await apis[worker % 2].refresh(token)
+            #expect(reply.status == 200, "worker \(worker): \(String(decoding: reply.body, as: UTF8.self))")
+        }
+        let revoked = try await TestDatabase.withClient(url) { database in
+            try await database.query("SELECT count(*)::int FROM sessions WHERE revoked_at IS NOT NULL").decode(Int.self).first ?? -1
+        }
+        #expect(revoked == 0)
+
+        // Revocation reaches both replicas after the faults: each listens again.
+        let alice = try await apis[0].signUp("alice@load.example")
+        for api in apis {
+            #expect(try await api.admin("verifyIdToken", ["idToken": alice.idToken, "checkRevoked": true]).status == 200)
+        }
+        #expect(try await apis[0].admin("revokeSessions", ["localId": alice.localID]).status == 200)
+        for api in apis {
+            var reply = try await api.admin("verifyIdToken", ["idToken": alice.idToken, "checkRevoked": true])
+            // Within the cache's 5 s TTL: the notification, not the expiry, ends the cached answer.
+            for _ in 0..<30 where reply.status == 200 {
+                try await Task.sleep(for: .milliseconds(100))
+                reply = try await api.admin("verifyIdToken", ["idToken": alice.idToken, "checkRevoked": true])
+            }
+            #expect(reply.errorCode == "ID_TOKEN_REVOKED", "\(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+        }
+    }
+
+    /// Waits (up to a minute) until `replica` answers `/readyz` with 200.
+    static func ready(_ replica: RunningServer) async throws -> Bool {
+        for _ in 0..<600 {
+            if let reply = try? await replica.http.get("/readyz"), reply.status == 200 { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+}
+
+/// The load: each worker cycles through a refresh of its own session, a sign-up, a sign-in and an
+/// admin lookup, alternating replicas, and records what came back.
+private final class Load: Sendable {
+    struct Report {
+        var ok = 0
+        var unavailable = 0
+        var unexpected: [String] = []
+        var acknowledged: [String] = []
+        var slowest = Duration.zero
+        /// Answers that took longer than the request deadline (and a second for the machine).
+        var late: [String] = []
+        /// When each 200 came back.
+        var successes: [ContinuousClock.Instant] = []
+    }
+
+    private let state: Mutex<(stopped: Bool, report: Report, tokens: [String])>
+    private let emails: [String]
+
+    init(sessions: [Session]) {
+        state = Mutex((false, Report(), sessions.map(\.refreshToken)))
+        emails = (0..<sessions.count).map { "worker\($0)@load.example" }
+    }
+
+    func stop() { state.withLock { $0.stopped = true } }
+    func report() -> Report { state.withLock { $0.report } }
+    func tokens() -> [String] { state.withLock { $0.tokens } }
+
+    func run(worker: Int, apis: [API], deadline: Int) async {
+        var step = 0
+        while !state.withLock({ $0.stopped }) {
+            let api = apis[(worker + step) % 2]
+            let started = ContinuousClock.now
+            let operation = step % 4
+            var signedUp: String?
+            let reply: TestHTTPClient.Reply?
+            do {
+                switch operation {
+                case 0:
+                    reply = try await api.refresh(state.withLock { $0.tokens[worker] })
+                case 1:
+                    signedUp = "w\(worker)-\(step)@load.example"
+                    reply = try await api.client("signUp", ["email": signedUp!, "password": "secret-pass", "returnSecureToken": true])
+                case 2:
+                    reply = try await api.client("signInWithPassword", ["email": emails[worker], "password": "secret-pass"])
+                default:
+                    reply = try await api.admin("lookup", ["email": [emails[worker]]])
+                }
+            } catch {
+                reply = nil
+                state.withLock { $0.report.unexpected.append("op \(operation): \(error)") }
+            }
+            let elapsed = ContinuousClock.now - started
+            state.withLock { state in
+                state.report.slowest = max(state.report.slowest, elapsed)
+                if elapsed > .seconds(deadline + 1) {
+                    state.report.late.append("op \(operation) \(reply.map { "\($0.status)" } ?? "no answer") after \(elapsed)")
+                }
+                guard let reply else { return }
+                switch reply.status {
+                case 200:
+                    state.report.ok += 1
+                    state.report.successes.append(ContinuousClock.now)
+                    if operation == 0, let token = reply.json["refresh_token"] as? String { state.tokens[worker] = token }
+                    if let signedUp { state.report.acknowledged.append(signedUp) }
+                case 503 where reply.header("Retry-After") != nil:
+                    state.report.unavailable += 1
+                default:
+                    state.report.unexpected.append(
+                        "op \(operation): \(reply.status) \(String(decoding: reply.body.prefix(200), as: UTF8.self))")
+                }
+            }
+            step += 1
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
+
+/// A PostgreSQL cluster of the test's own (`scripts/dev-postgres`), which the test may restart and
+/// stop without disturbing the suite's shared one.
+final class PrivateCluster: Sendable {
+    let directory: String
+    let port: Int
+    let url: DatabaseURL
+
+    private init(directory: String, port: Int, url: DatabaseURL) {
+        self.directory = directory
+        self.port = port
+        self.url = url
+    }
+
+    static var root: URL { TestDatabase.migrationsDirectory.deletingLastPathComponent() }
+    static let pgCtl = "/usr/lib/postgresql/15/bin/pg_ctl"
+
+    /// Runs `body` with a new cluster, then stops and removes it.
+    static func with(_ body: (PrivateCluster) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("accountd-restart-\(UUID().uuidString)").path
+        let port = try RunningServer.freePort()
+        let script = root.appendingPathComponent("scripts/dev-postgres").path
+        let output = try await run(script, ["start", directory, String(port)])
+        let cluster = PrivateCluster(
+            directory: directory, port: port, url: try DatabaseURL(output.trimmingCharacters(in: .whitespacesAndNewlines)))
+        var failure: (any Error)?
+        do { try await body(cluster) } catch { failure = error }
+        _ = try? await run(script, ["stop", directory])
+        try? FileManager.default.removeItem(atPath: directory)
+        if let failure { throw failure }
+    }
+
+    func createMigratedDatabase() async throws -> DatabaseURL {
+        try await TestDatabase.execute("CREATE DATABASE accountd", on: url)
+        let database = url.with(database: "accountd")
+        let migrations = try Migration.load(from: TestDatabase.migrationsDirectory)
+        try await TestDatabase.withClient(database) { client in
+            try await Migrator(migrations: migrations, database: client, logger: TestDatabase.logger).migrate()
+        }
+        return database
+    }
+
+    func restart() async throws { _ = try await pgCtl(["-m", "fast", "-w", "-t", "60", "restart"]) }
+    func stopServer() async throws { _ = try await pgCtl(["-m", "fast", "-w", "-t", "60", "stop"]) }
+    /// Starts the stopped server again, on its port and socket directory.
+    func startServer() async throws {
+        _ = try await Self.run(Self.root.appendingPathComponent("scripts/dev-postgres").path, ["start", directory, String(port)])
+    }
+
+    private func pgCtl(_ arguments: [String]) async throws -> String {
+        let command = [Self.pgCtl, "-D", "\(directory)/pgdata"] + arguments
+        return getuid() == 0
+            ? try await Self.run("/usr/sbin/runuser", ["-u", "postgres", "--"] + command)
+            : try await Self.run(command[0], Array(command.dropFirst()))
+    }
+
+    /// Runs a program to its end and returns its output, without blocking a thread of the
+    /// cooperative pool. Not with Foundation's `Process`: it learns of the end of a child from a
+    /// socket the child inherits, and the PostgreSQL server that `pg_ctl start` leaves running
+    /// inherits it too, so the end of `pg_ctl` is never reported.
+    static func run(_ program: String, _ arguments: [String]) async throws -> String {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("accountd-run-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = ([program] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, program, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw TestDatabaseError("\(program): posix_spawn failed (\(spawned))") }
+        let child = pid
+        let status = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var status: Int32 = 0
+                while waitpid(child, &status, 0) == -1 && errno == EINTR {}
+                continuation.resume(returning: status)
+            }
+        }
+        guard status == 0 else { throw TestDatabaseError("\(program) \(arguments.joined(separator: " ")) exited with status \(status)") }
+        return (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+    }
+}
