@@ -94,8 +94,9 @@ struct Configuration: Sendable {
     /// How long a connection may sit with nothing read between requests, or while its request
     /// head arrives (`ACCOUNTD_HTTP_IDLE_TIMEOUT_SECONDS`, 60).
     var httpIdleTimeoutSeconds: Int64 = 60
-    /// How long a request may take to arrive whole, head to end of body, however steadily its
-    /// bytes trickle in (`ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS`, 30).
+    /// How long a request may take from its head to its response's head, however steadily its
+    /// bytes trickle in (`ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS`, 30): still arriving, its
+    /// connection closes; arrived, it is answered 503.
     var httpRequestTimeoutSeconds: Int64 = 30
 
     /// Who may call, derived from the keys and tokens.
