@@ -99,6 +99,47 @@ struct DatabaseFaultTests {
         }
     }
 
+    /// Issue 20: "nothing it would have written is written after that answer". An admin update
+    /// waits behind another transaction's lock on the user past the HTTP request timeout, so the
+    /// server answers 503; when the lock is released the update's transaction runs to its end,
+    /// and it must roll back instead of committing behind the client's back.
+    @Test("a write still waiting when its request was answered 503 rolls back instead of committing after the answer")
+    func noWriteAfterTheAnswer() async throws {
+        let database = try await TestDatabase.createMigrated()
+        var configuration = Self.configuration
+        configuration.databasePool.waitSeconds = 1
+        configuration.httpRequestTimeoutSeconds = 2
+        try await withServer(configuration, database: database) { http in
+            let api = API(http: http)
+            let alice = try await api.signUp("alice@example.com")
+            try await TestDatabase.withClient(database) { client in
+                try await client.withTransaction(logger: TestDatabase.logger) { connection in
+                    try await connection.query(
+                        "SELECT 1 FROM users WHERE local_id = \(alice.localID) FOR UPDATE", logger: TestDatabase.logger)
+                    async let late = api.admin("update", ["localId": alice.localID, "displayName": "written late"])
+                    // The update is queued behind this lock (a state, not a time, to wait for).
+                    var waiting = 0
+                    while waiting == 0 {
+                        waiting =
+                            try await client.query(
+                                "SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+                            ).decode(Int.self).first ?? 0
+                    }
+                    let reply = try await late
+                    #expect(reply.status == 503, "\(String(decoding: reply.body, as: UTF8.self))")
+                    #expect(reply.header("Retry-After") == "1")
+                }
+            }
+            // A second update queues behind the first one's row lock, so when it returns the first
+            // has ended: rolled back, its name never written.
+            #expect(try await api.admin("update", ["localId": alice.localID, "photoUrl": "https://example.com/a.png"]).status == 200)
+            let user = try await api.admin("lookup", ["localId": [alice.localID]])
+            let record = try #require((user.json["users"] as? [[String: Any]])?.first)
+            #expect(record["photoUrl"] as? String == "https://example.com/a.png")
+            #expect(record["displayName"] == nil)
+        }
+    }
+
     @Test("a batchGet page token that decodes to NUL bytes is INVALID_PAGE_SELECTION; SESSION_NOT_FOUND echoes no caller text")
     func probeInputs() async throws {
         let database = try await TestDatabase.createMigrated()

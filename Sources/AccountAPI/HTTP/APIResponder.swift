@@ -32,7 +32,7 @@ package struct APIResponder: HTTPResponder {
         var response: Response
         do {
             let channel = context.channel
-            let scope = RequestScope(deadline: started + deadline, clientGone: { !channel.isActive })
+            let scope = RequestScope(budget: deadline, clientGone: { !channel.isActive })
             response = try await RequestScope.$current.withValue(scope) {
                 try await dispatch(request, context: context, logger: logger)
             }
@@ -124,7 +124,7 @@ package struct APIResponder: HTTPResponder {
             logger: logger
         )
         let actor: AuditActor? = call.adminName.map(AuditActor.admin)
-        return try await AuditContext.$actor.withValue(actor) { try await endpoint.handler(call) }
+        return try await RequestScope.arrived { try await AuditContext.$actor.withValue(actor) { try await endpoint.handler(call) } }
     }
 
     private func runToken(
@@ -146,7 +146,7 @@ package struct APIResponder: HTTPResponder {
             locale: nil,
             logger: logger
         )
-        return try await endpoint.handler(call)
+        return try await RequestScope.arrived { try await endpoint.handler(call) }
     }
 
     /// Reference §1.3, checks 1–4, in order.

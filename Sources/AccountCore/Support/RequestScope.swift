@@ -9,17 +9,29 @@
 package struct RequestScope: Sendable {
     /// When the request's answer is due.
     package var deadline: ContinuousClock.Instant
+    /// How long the request's work may take once the request has arrived.
+    package var budget: Duration
     /// Whether the client has gone (its connection closed); checked before any write starts.
     package var clientGone: @Sendable () -> Bool
 
-    /// A scope ending at `deadline`.
-    package init(deadline: ContinuousClock.Instant, clientGone: @escaping @Sendable () -> Bool = { false }) {
-        self.deadline = deadline
+    /// A scope ending `budget` from now.
+    package init(budget: Duration, clientGone: @escaping @Sendable () -> Bool = { false }) {
+        self.deadline = .now + budget
+        self.budget = budget
         self.clientGone = clientGone
     }
 
     /// The scope of the request this task serves, if any.
     @TaskLocal package static var current: RequestScope?
+
+    /// Runs `body` with the current deadline restarted now: called once the request's body has
+    /// arrived, so a large upload over a slow link does not spend its database budget (the HTTP
+    /// request timeout bounds the upload).
+    package static func arrived<T>(_ body: () async throws -> T) async rethrows -> T {
+        guard var scope = current else { return try await body() }
+        scope.deadline = .now + scope.budget
+        return try await $current.withValue(scope) { try await body() }
+    }
 
     /// Throws 503 `UNAVAILABLE` when the current request's deadline has passed, and
     /// `CancellationError` when its client has gone: called right before a write that must not

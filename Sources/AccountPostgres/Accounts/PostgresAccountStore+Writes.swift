@@ -48,7 +48,8 @@ extension PostgresAccountStore {
         try await translating {
             if upgradedPassword == nil,
                 let ticket = try await database.withConnection({
-                    try await Self.signInWrite(session, as: read, now: now, on: $0, logger: logger)
+                    try RequestScope.checkBeforeWriting()
+                    return try await Self.signInWrite(session, as: read, now: now, on: $0, logger: logger)
                 })
             {
                 var signedIn = read

@@ -1,3 +1,4 @@
+import AccountCore
 public import Logging
 import NIOCore
 public import PostgresNIO
@@ -45,6 +46,10 @@ package struct DatabaseConnection: Sendable {
 
     /// Runs `body` in a transaction: `BEGIN`, then `COMMIT`, or `ROLLBACK` when it throws (not
     /// sent on a connection that has closed). The error is a ``Database/TransactionError``.
+    ///
+    /// A request's transaction commits only if its client is still there and its deadline has not
+    /// passed (``RequestScope/checkBeforeWriting()``); otherwise it rolls back and the request
+    /// answers 503, so nothing is written after the client was told to retry or gave up.
     package func withTransaction<Result>(
         logger: Logger,
         isolation: isolated (any Actor)? = #isolation,
@@ -58,6 +63,7 @@ package struct DatabaseConnection: Sendable {
         let result: Result
         do {
             result = try await body(self)
+            try RequestScope.checkBeforeWriting()
         } catch {
             var failure = Database.TransactionError(closureError: error)
             do {

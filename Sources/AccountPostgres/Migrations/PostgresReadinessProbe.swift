@@ -20,7 +20,7 @@ package struct PostgresReadinessProbe: ReadinessProbe {
     package func check() async -> Readiness {
         if database.isUnreachable { return .notReady("database unreachable") }
         do {
-            let status = try await RequestScope.$current.withValue(RequestScope(deadline: .now + Self.timeout)) {
+            let status = try await RequestScope.$current.withValue(RequestScope(budget: Self.timeout)) {
                 try await migrator.status()
             }
             if let problem = status.problem { return .notReady(problem.description) }
