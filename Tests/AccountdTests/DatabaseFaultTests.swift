@@ -112,24 +112,12 @@ struct DatabaseFaultTests {
         try await withServer(configuration, database: database) { http in
             let api = API(http: http)
             let alice = try await api.signUp("alice@example.com")
-            try await TestDatabase.withClient(database) { client in
-                try await client.withTransaction(logger: TestDatabase.logger) { connection in
-                    try await connection.query(
-                        "SELECT 1 FROM users WHERE local_id = \(alice.localID) FOR UPDATE", logger: TestDatabase.logger)
-                    async let late = api.admin("update", ["localId": alice.localID, "displayName": "written late"])
-                    // The update is queued behind this lock (a state, not a time, to wait for).
-                    var waiting = 0
-                    while waiting == 0 {
-                        waiting =
-                            try await client.query(
-                                "SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
-                            ).decode(Int.self).first ?? 0
-                    }
-                    let reply = try await late
-                    #expect(reply.status == 503, "\(String(decoding: reply.body, as: UTF8.self))")
-                    #expect(reply.header("Retry-After") == "1")
-                }
-            }
+            let reply = try await whileUserLocked(
+                alice.localID, in: database,
+                run: { try await api.admin("update", ["localId": alice.localID, "displayName": "written late"]) },
+                answeredFirst: true)
+            #expect(reply.status == 503, "\(String(decoding: reply.body, as: UTF8.self))")
+            #expect(reply.header("Retry-After") == "1")
             // A second update queues behind the first one's row lock, so when it returns the first
             // has ended: rolled back, its name never written.
             #expect(try await api.admin("update", ["localId": alice.localID, "photoUrl": "https://example.com/a.png"]).status == 200)

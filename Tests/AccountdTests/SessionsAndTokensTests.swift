@@ -264,20 +264,15 @@ struct SessionsAndTokensTests {
         try await withServer(configuration, database: database) { http in
             let api = API(http: http)
             let alice = try await api.signUp("alice@example.com")
-            try await TestDatabase.withClient(database) { client in
-                try await client.withTransaction(logger: TestDatabase.logger) { connection in
-                    try await connection.query(
-                        "SELECT 1 FROM users WHERE local_id = \(alice.localID) FOR UPDATE", logger: TestDatabase.logger)
-                    let started = ContinuousClock.now
-                    let blocked = try await api.refresh(alice.refreshToken)
-                    let waited = ContinuousClock.now - started
-                    #expect(blocked.status == 503, "\(blocked.json)")
-                    #expect(blocked.errorCode == "UNAVAILABLE")
-                    // It gave up on its own, after the timeout: the lock is held until it returns, so
-                    // an unbounded wait would never get here. (A loaded machine may add seconds.)
-                    #expect(waited >= .milliseconds(900), "waited \(waited)")
-                }
-            }
+            let started = ContinuousClock.now
+            let blocked = try await whileUserLocked(
+                alice.localID, in: database, run: { try await api.refresh(alice.refreshToken) }, answeredFirst: true)
+            let waited = ContinuousClock.now - started
+            #expect(blocked.status == 503, "\(blocked.json)")
+            #expect(blocked.errorCode == "UNAVAILABLE")
+            // It gave up on its own, after the timeout: the lock is held until it returns, so an
+            // unbounded wait would never get here. (A loaded machine may add seconds.)
+            #expect(waited >= .milliseconds(900), "waited \(waited)")
             // Nothing rotated: the same token still refreshes, once the lock is gone.
             let after = try await api.refresh(alice.refreshToken)
             #expect(after.status == 200)

@@ -158,12 +158,14 @@ func withServer<T: Sendable>(
 /// Runs `request` while a transaction holds the row of user `localID`, waits until the request is
 /// blocked on that row (it has read and decided, and is writing), runs `change` in the transaction
 /// and commits; returns the request's answer. For optimistic writes that must notice the change.
+/// With `answeredFirst`, the lock is held until the request has answered (a timeout's answer),
+/// and only then is `change` run and committed.
 func whileUserLocked(
     _ localID: String, in database: DatabaseURL, run request: @escaping @Sendable () async throws -> TestHTTPClient.Reply,
-    thenCommit change: String
+    thenCommit change: String = "SELECT 1", answeredFirst: Bool = false
 ) async throws -> TestHTTPClient.Reply {
     try await TestDatabase.withClient(database) { client in
-        let pending = try await client.withTransaction(logger: TestDatabase.logger) { connection in
+        let (pending, answer) = try await client.withTransaction(logger: TestDatabase.logger) { connection in
             try await connection.query("SELECT 1 FROM users WHERE local_id = \(localID) FOR UPDATE", logger: TestDatabase.logger)
             let pending = Task { try await request() }
             var waiting = 0
@@ -175,9 +177,11 @@ func whileUserLocked(
                 ).decode(Int.self) { waiting = count }
             }
             #expect(waiting == 1, "the request never waited on the user's row")
+            let answer = answeredFirst ? try await pending.value : nil
             try await connection.query(PostgresQuery(unsafeSQL: change, binds: PostgresBindings()), logger: TestDatabase.logger)
-            return pending
+            return (pending, answer)
         }
+        if let answer { return answer }
         return try await pending.value
     }
 }
