@@ -104,12 +104,14 @@ package final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChann
         }
         var error = APIError.unavailable("The request took too long to answer, retry shortly.")
         error.headers[.connection] = "close"
-        writeDirectly(error, context)
+        // The request arrived whole, so nothing is left to read: the connection closes outright
+        // once the answer is out, and the request's task sees its client gone and commits nothing.
+        writeDirectly(error, context, linger: false)
         answeredForRequest = true
     }
 
     /// Writes a whole error response from here, below Hummingbird, then closes the connection.
-    private func writeDirectly(_ error: APIError, _ context: ChannelHandlerContext) {
+    private func writeDirectly(_ error: APIError, _ context: ChannelHandlerContext, linger: Bool = true) {
         let body = WireEncoding.errorBody(error)
         var head = HTTPResponse(status: error.httpStatus)
         head.headerFields = error.headers
@@ -121,7 +123,7 @@ package final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChann
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
             let (handler, context) = loopBound.value
-            handler.lingeringClose(context)
+            if linger { handler.lingeringClose(context) } else { context.close(promise: nil) }
         }
     }
 

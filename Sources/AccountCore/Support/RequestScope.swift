@@ -3,8 +3,9 @@
 ///
 /// The HTTP layer binds one per request (``RequestScope/current``); the store reads it where
 /// waiting or writing could outlive the request: a wait for a database connection ends at the
-/// deadline with 503 `UNAVAILABLE`, and a write whose client has gone or whose deadline has passed
-/// is not started, so nothing is written after the client was told to retry or stopped listening.
+/// deadline with 503 `UNAVAILABLE`, and a write whose client has gone (or was answered 503 at the
+/// HTTP request timeout) does not commit, so nothing is written after the client was told to
+/// retry or stopped listening.
 /// Work outside a request (background services, tools) has no scope and uses the pool's own wait.
 package struct RequestScope: Sendable {
     /// When the request's answer is due.
@@ -33,14 +34,13 @@ package struct RequestScope: Sendable {
         return try await $current.withValue(scope) { try await body() }
     }
 
-    /// Throws 503 `UNAVAILABLE` when the current request's deadline has passed, and
-    /// `CancellationError` when its client has gone: called right before a write that must not
-    /// land after the client gave up on it.
+    /// Throws `CancellationError` (503 `UNAVAILABLE`) when the current request's client has gone:
+    /// it disconnected, or the server already answered it 503 at the HTTP request timeout and
+    /// closed its connection. Called right before a write commits, so nothing lands after the
+    /// client gave up on it or was told to retry. The deadline is not checked here: it bounds
+    /// waits, and a write that got its connection in time may finish while its client listens.
     package static func checkBeforeWriting() throws {
         guard let scope = current else { return }
         if scope.clientGone() { throw CancellationError() }
-        if ContinuousClock.now >= scope.deadline {
-            throw AccountError(.unavailable, "The database did not answer in time, retry shortly.")
-        }
     }
 }

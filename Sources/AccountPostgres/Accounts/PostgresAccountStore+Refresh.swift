@@ -67,7 +67,7 @@ extension PostgresAccountStore {
         binds.append(user.validSince)
         binds.append(generationRead)
         // A rotation the client will not see would turn its next try into reuse: none is written for
-        // a request past its deadline or whose client has gone (it retries with the same token).
+        // a request whose client has gone or was answered 503 (it retries with the same token).
         try RequestScope.checkBeforeWriting()
         var applied = false
         for _ in try await database.execute(Prepared.RefreshWrite(binds: binds), logger: logger) { applied = true }

@@ -47,9 +47,10 @@ package struct DatabaseConnection: Sendable {
     /// Runs `body` in a transaction: `BEGIN`, then `COMMIT`, or `ROLLBACK` when it throws (not
     /// sent on a connection that has closed). The error is a ``Database/TransactionError``.
     ///
-    /// A request's transaction commits only if its client is still there and its deadline has not
-    /// passed (``RequestScope/checkBeforeWriting()``); otherwise it rolls back and the request
-    /// answers 503, so nothing is written after the client was told to retry or gave up.
+    /// A request's transaction commits only if its client is still there
+    /// (``RequestScope/checkBeforeWriting()``): one answered 503 at the HTTP request timeout, or
+    /// whose client disconnected, rolls back, so nothing is written after the client was told to
+    /// retry or gave up.
     package func withTransaction<Result>(
         logger: Logger,
         isolation: isolated (any Actor)? = #isolation,
