@@ -139,7 +139,10 @@ struct HardeningTests {
     func slowClientsAreCutOff() async throws {
         let server = try await RunningServer(
             database: try await TestDatabase.createMigrated(),
-            environment: ["ACCOUNTD_HTTP_IDLE_TIMEOUT_SECONDS": "3", "ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS": "2"])
+            environment: [
+                "ACCOUNTD_HTTP_IDLE_TIMEOUT_SECONDS": "3", "ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS": "2",
+                "ACCOUNTD_REQUEST_DEADLINE_SECONDS": "1",
+            ])
         // A head that never ends, a byte every 200 ms: the idle timeout (nothing decoded) closes it.
         let head = try RawConnection(port: server.port)
         let slowHead = Array("POST \(Self.client("signUp")) HTTP/1.1\r\nHost: x\r\nX-Padding: \(String(repeating: "a", count: 100))".utf8)
@@ -155,6 +158,18 @@ struct HardeningTests {
         let bodyClosed = try await body.trickle(
             Array(repeating: UInt8(ascii: " "), count: 150), gap: .milliseconds(200), linger: .seconds(20))
         #expect(bodyClosed != nil, "a body that trickles holds its connection")
+        // A caller refused before its body is read (a wrong API key) is answered at once; the
+        // body it then trickles is still cut off at the deadline.
+        let refused = try RawConnection(port: server.port)
+        #expect(
+            refused.send(
+                Array(
+                    "POST /v1/accounts:signUp?key=wrong HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 150\r\n\r\n"
+                        .utf8)))
+        // (Without the deadline it would hold the connection until its body is whole.)
+        #expect(
+            try await refused.cutOffWhileSending(Array(repeating: UInt8(ascii: " "), count: 150), gap: .milliseconds(200)),
+            "a refused caller's trickling body holds its connection")
         // The server still answers everyone else.
         #expect(try await server.http.get("/healthz").status == 200)
     }

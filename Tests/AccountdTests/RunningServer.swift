@@ -153,14 +153,21 @@ final class RawConnection {
         }
     }
 
+    /// Sends `bytes` one at a time, `gap` apart, until the peer closes; whether it closed before
+    /// the last byte went out.
+    func cutOffWhileSending(_ bytes: [UInt8], gap: Duration) async throws -> Bool {
+        for byte in bytes {
+            if peerClosed() || !send([byte]) { return true }
+            try await Task.sleep(for: gap)
+        }
+        return false
+    }
+
     /// Sends `bytes` one at a time, `gap` apart, until the peer closes; the time that took, or nil
     /// when every byte went out and the peer still had not closed `linger` after the last.
     func trickle(_ bytes: [UInt8], gap: Duration, linger: Duration) async throws -> Duration? {
         let started = ContinuousClock.now
-        for byte in bytes {
-            if peerClosed() || !send([byte]) { return ContinuousClock.now - started }
-            try await Task.sleep(for: gap)
-        }
+        if try await cutOffWhileSending(bytes, gap: gap) { return ContinuousClock.now - started }
         let deadline = ContinuousClock.now + linger
         while ContinuousClock.now < deadline {
             if peerClosed() { return ContinuousClock.now - started }

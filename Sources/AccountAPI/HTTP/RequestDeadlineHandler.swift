@@ -52,10 +52,13 @@ package final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChann
             unanswered += 1
             arriving = true
             // A pipelined request waits behind the one being answered (Hummingbird answers one at a
-            // time, and stops reading while it does): its clock starts when its turn comes.
+            // time): its clock starts when its turn comes.
             if unanswered == 1 { start(context) }
         case .end:
             arriving = false
+            // Answered before its body was read (a refused caller): the body has now been read
+            // off, and the clock stops.
+            if unanswered == 0 { stop() }
         case .body:
             break
         }
@@ -70,7 +73,9 @@ package final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChann
         switch unwrapOutboundIn(data) {
         case .head(let head):
             responding = true
-            stop()
+            // The clock keeps running while the request's body still arrives: a caller answered
+            // before its body was read must not trickle the rest in for ever.
+            if !arriving && !draining { stop() }
             closing = head.headerFields[.connection]?.lowercased() == "close"
         case .end:
             responding = false
@@ -98,10 +103,11 @@ package final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChann
     /// answer gets 503 in Firebase's shape, then the connection closes.
     private func expired(_ context: ChannelHandlerContext) {
         timer = nil
-        guard !arriving, !responding, unanswered > 0 else {
-            if !responding { context.close(promise: nil) }
+        if arriving {
+            context.close(promise: nil)
             return
         }
+        guard !responding, unanswered > 0 else { return }
         var error = APIError.unavailable("The request took too long to answer, retry shortly.")
         error.headers[.connection] = "close"
         // The request arrived whole, so nothing is left to read: the connection closes outright
@@ -135,6 +141,11 @@ package final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChann
         if draining { return }
         guard error is HTTPParserError, unanswered == 0 else {
             context.fireErrorCaught(error)
+            return
+        }
+        // A body being read off after its request was answered: no second answer, just the end.
+        if arriving {
+            context.close(promise: nil)
             return
         }
         writeDirectly(.malformedHTTP, context)
