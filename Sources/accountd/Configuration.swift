@@ -260,6 +260,13 @@ extension Configuration {
         let tokenCache = number("ACCOUNTD_ID_TOKEN_CACHE_ENTRIES", 10_000, 0...10_000_000)
         let idleTimeout = number("ACCOUNTD_HTTP_IDLE_TIMEOUT_SECONDS", 60, 1...3600)
         let requestTimeout = number("ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS", 30, 1...3600)
+        if deadline >= requestTimeout {
+            // The request timeout answers 503 for what nothing else bounded; a deadline as long
+            // would leave a request waiting for a connection after its answer.
+            problems.append(
+                "ACCOUNTD_REQUEST_DEADLINE_SECONDS (\(deadline)) must be shorter than ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS (\(requestTimeout))"
+            )
+        }
 
         if !problems.isEmpty {
             if !isDemo {

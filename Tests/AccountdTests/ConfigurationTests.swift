@@ -68,6 +68,8 @@ struct ConfigurationTests {
             "ACCOUNTD_KEY_ENCRYPTION_KEY": "too-short",
             "DATABASE_URL": "mysql://x",
             "LOG_LEVEL": "loud",
+            // The request timeout is the backstop answer: a deadline as long would wait past it.
+            "ACCOUNTD_REQUEST_DEADLINE_SECONDS": "10", "ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS": "10",
         ]
         #expect {
             try Configuration(ConfigurationInput().merged(withEnvironment: environment))
@@ -75,6 +77,7 @@ struct ConfigurationTests {
             let text = (error as? ConfigurationError)?.description ?? ""
             return text.contains("ACCOUNTD_PORT") && text.contains("ACCOUNTD_KEY_ENCRYPTION_KEY")
                 && text.contains("DATABASE_URL") && text.contains("LOG_LEVEL")
+                && text.contains("ACCOUNTD_REQUEST_DEADLINE_SECONDS (10) must be shorter than ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS (10)")
         }
     }
 

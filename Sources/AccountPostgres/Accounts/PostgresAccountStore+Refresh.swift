@@ -68,9 +68,13 @@ extension PostgresAccountStore {
         binds.append(generationRead)
         // A rotation the client will not see would turn its next try into reuse: none is written for
         // a request whose client has gone or was answered 503 (it retries with the same token).
-        try RequestScope.checkBeforeWriting()
-        var applied = false
-        for _ in try await database.execute(Prepared.RefreshWrite(binds: binds), logger: logger) { applied = true }
+        // Checked once the connection is leased: the lease itself may wait.
+        let applied = try await database.withConnection { connection in
+            try RequestScope.checkBeforeWriting()
+            var applied = false
+            for try await _ in try await connection.execute(Prepared.RefreshWrite(binds: binds), logger: logger) { applied = true }
+            return applied
+        }
         guard applied else { return nil }
         var refreshed = user
         refreshed.lastRefreshAt = now

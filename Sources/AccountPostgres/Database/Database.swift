@@ -71,8 +71,7 @@ package final class Database: Sendable {
     ) async throws -> sending Result {
         let connection = try await lease()
         do {
-            let loop = executors[ObjectIdentifier(connection.eventLoop)] ?? EventLoopExecutor(connection.eventLoop)
-            let result = try await body(DatabaseConnection(connection, loop: loop))
+            let result = try await body(DatabaseConnection(connection, loop: executor(for: connection)))
             release(connection)
             return result
         } catch {
@@ -142,9 +141,18 @@ package final class Database: Sendable {
     }
 
     /// Whether the pool knows the database to be unreachable: its latest connection attempt failed
-    /// and it holds no open connection. Readiness answers at once from this.
-    package var isUnreachable: Bool {
-        state.withLock { $0.down != nil && $0.live.isEmpty }
+    /// and it holds no open connection. Readiness answers at once from this. When no attempt is
+    /// under way or scheduled (a pool with no minimum and no waiters stops trying), it starts one,
+    /// so readiness turns back to ready once the database is.
+    package func unreachable() -> Bool {
+        let (unreachable, connect) = state.withLock { state -> (Bool, Int) in
+            guard state.downSince != nil, state.live.isEmpty else { return (false, 0) }
+            guard !state.closed, !state.retryPending, state.connecting == 0 else { return (true, 0) }
+            state.connecting = 1
+            return (true, 1)
+        }
+        perform(Effects(connect: connect))
+        return unreachable
     }
 
     // MARK: Leasing
@@ -155,6 +163,10 @@ package final class Database: Sendable {
         while true {
             if let connection = try await waitForConnection(scope: scope) { return connection }
         }
+    }
+
+    private func executor(for connection: PostgresConnection) -> EventLoopExecutor {
+        executors[ObjectIdentifier(connection.eventLoop)] ?? EventLoopExecutor(connection.eventLoop)
     }
 
     /// One attempt of ``lease()``: nil when the connection it got had closed meanwhile.
@@ -194,8 +206,8 @@ package final class Database: Sendable {
     }
 
     /// Gives `connection` to the caller, unless its client has gone: then it goes back unused.
-    /// A statement written to a closed connection never completes (see ``withTransaction``), so
-    /// one that closed while idle is dropped here and the lease tries again.
+    /// A connection that closed while idle is dropped here and the lease tries again, rather than
+    /// failing its first statement (``DatabaseConnection``).
     private func handOver(_ connection: PostgresConnection, scope: RequestScope?) throws -> PostgresConnection? {
         if let scope, scope.clientGone() {
             release(connection)
@@ -266,9 +278,9 @@ package final class Database: Sendable {
                 state.connecting -= 1
                 if state.closed { return Effects(close: [connection]) }
                 var effects = Effects()
-                if let down = state.down {
-                    effects.recovered = ContinuousClock.now - down.since
-                    state.down = nil
+                if let since = state.downSince {
+                    effects.recovered = ContinuousClock.now - since
+                    state.downSince = nil
                     state.failures = 0
                 }
                 state.live.insert(id)
@@ -289,8 +301,8 @@ package final class Database: Sendable {
                 state.connecting -= 1
                 state.failures += 1
                 var effects = Effects()
-                if state.down == nil {
-                    state.down = (ContinuousClock.now, "\(error)")
+                if state.downSince == nil {
+                    state.downSince = .now
                     effects.lost = Self.summary(of: error)
                 }
                 if !state.closed, !state.retryPending, state.connecting == 0,
@@ -425,7 +437,7 @@ extension Database: Service {
         }
         for connection in idle {
             do {
-                try await connection.query("SELECT 1", logger: logger)
+                try await DatabaseConnection(connection, loop: executor(for: connection)).query("SELECT 1", logger: logger)
                 release(connection)
             } catch {
                 release(connection, after: error)
@@ -448,8 +460,8 @@ extension Database {
         var connecting = 0
         var waiters: [Waiter] = []
         var nextID = 0
-        /// Since when connection attempts fail, and the first failure.
-        var down: (since: ContinuousClock.Instant, error: String)?
+        /// Since when connection attempts fail.
+        var downSince: ContinuousClock.Instant?
         /// Failed attempts in a row.
         var failures = 0
         var retryPending = false
@@ -461,7 +473,7 @@ extension Database {
         mutating func demand(minimum: Int, maximum: Int) -> Int {
             if closed { return 0 }
             let wanted = max(minimum, min(maximum, live.count + waiters.count))
-            if down != nil {
+            if downSince != nil {
                 guard !retryPending, connecting == 0, wanted > live.count else { return 0 }
                 connecting = 1
                 return 1

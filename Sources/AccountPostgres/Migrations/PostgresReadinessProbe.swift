@@ -18,7 +18,7 @@ package struct PostgresReadinessProbe: ReadinessProbe {
     }
 
     package func check() async -> Readiness {
-        if database.isUnreachable { return .notReady("database unreachable") }
+        if database.unreachable() { return .notReady("database unreachable") }
         do {
             let status = try await RequestScope.$current.withValue(RequestScope(budget: Self.timeout)) {
                 try await migrator.status()
