@@ -106,26 +106,28 @@ struct DatabaseFaultTests {
     @Test("a write still waiting when its request was answered 503 rolls back instead of committing after the answer")
     func noWriteAfterTheAnswer() async throws {
         let database = try await TestDatabase.createMigrated()
+        // Only the locked request goes to the server with the short timeout; setting up and
+        // checking go through one with the usual timeout, which a loaded machine cannot reach.
         var configuration = Self.configuration
         configuration.httpRequestTimeoutSeconds = 3
-        try await withServer(configuration, database: database) { http in
+        let short = configuration
+        try await withServer(Self.configuration, database: database) { http in
             let api = API(http: http)
-            // Created without a password: no hashing, so no request here nears the timeout on a
-            // loaded machine except the one behind the lock.
-            let created = try await api.admin("signUp", ["email": "alice@example.com"])
-            let localID = try #require(created.string("localId"), "\(created.json)")
-            let reply = try await whileUserLocked(
-                localID, in: database,
-                run: { try await api.admin("update", ["localId": localID, "displayName": "written late"]) },
-                answeredFirst: true)
+            let alice = try await api.signUp("alice@example.com")
+            let reply = try await withServer(short, database: database) { shortHTTP in
+                try await whileUserLocked(
+                    alice.localID, in: database,
+                    run: {
+                        try await API(http: shortHTTP).admin("update", ["localId": alice.localID, "displayName": "written late"])
+                    },
+                    answeredFirst: true)
+            }
             #expect(reply.status == 503, "\(String(decoding: reply.body, as: UTF8.self))")
             #expect(reply.header("Retry-After") == "1")
-            // A second update queues behind the first one's row lock, so when it returns the first
-            // has ended: rolled back, its name never written.
-            #expect(try await api.admin("update", ["localId": localID, "photoUrl": "https://example.com/a.png"]).status == 200)
-            let user = try await api.admin("lookup", ["localId": [localID]])
+            // The short server has stopped, so the locked request's task has ended: rolled back,
+            // its name never written.
+            let user = try await api.admin("lookup", ["localId": [alice.localID]])
             let record = try #require((user.json["users"] as? [[String: Any]])?.first)
-            #expect(record["photoUrl"] as? String == "https://example.com/a.png")
             #expect(record["displayName"] == nil)
         }
     }
