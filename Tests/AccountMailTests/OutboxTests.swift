@@ -146,7 +146,10 @@ struct OutboxTests {
             #expect(row.lastError == "relay down (test)")
             #expect(row.bodyText == message.textBody)
             #expect((4.5 - elapsed...10.5).contains(row.dueIn), "first delay in [base/2, base]: \(row.dueIn), \(elapsed) s elapsed")
+            // Not due yet: sent an hour ahead, so a stalled machine cannot make it due meanwhile.
+            try await client.query("UPDATE email_outbox SET next_attempt_at = now() + interval '1 hour' WHERE status = 'pending'")
             #expect(try await worker.drainOnce() == 0, "not due yet")
+            #expect(transport.attempts == 1, "a row not yet due was attempted")
 
             try await Self.makeDue(client)
             started = Date()
