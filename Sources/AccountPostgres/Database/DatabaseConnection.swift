@@ -12,7 +12,9 @@ public import PostgresNIO
 /// statement starts on the connection's own event loop, which checks that the connection is open
 /// and hands the statement to the driver in one step: a close, which runs on that loop too,
 /// either came before (the statement fails at once with ``Database/Unavailable``, 503
-/// `UNAVAILABLE`) or comes after, and the driver fails the statement it holds.
+/// `UNAVAILABLE`) or comes after, and the driver fails the statement it holds. (This relies on
+/// a nonisolated async function running on the task executor its caller prefers; the upcoming
+/// feature `NonisolatedNonsendingByDefault` would run `checkOpen` on the caller's executor.)
 package struct DatabaseConnection: Sendable {
     /// The driver's connection, for what this type does not wrap.
     package let underlying: PostgresConnection
