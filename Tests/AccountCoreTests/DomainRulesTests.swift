@@ -144,3 +144,68 @@ struct DomainRulesTests {
         #expect(claims["firebase"]?.objectValue?["sign_in_provider"] == .string("password"))
     }
 }
+
+@Suite("Refresh rules (pure)")
+struct RefreshRulesTests {
+    let now = Date(timeIntervalSince1970: 1_700_000_100)
+    let user = UserRecord(localID: "u1", createdAt: Date(timeIntervalSince1970: 1_700_000_000), validSince: 0, tokensValidAfter: Date())
+
+    /// A live session at generation 5, rotated `age` seconds before `now`.
+    func session(age: TimeInterval = 3) -> SessionRecord {
+        SessionRecord(
+            sessionID: "s1", localID: "u1", createdAt: Date(timeIntervalSince1970: 1_700_000_000), authTime: 1_700_000_000,
+            signInProvider: "password", signInMethod: "password", generation: 5, generationIssuedAt: now - age, salt: [1],
+            keyID: "k1")
+    }
+
+    func decide(_ presented: Int64, session: SessionRecord?, user: UserRecord?, macValid: Bool = true) throws(AccountError)
+        -> RefreshDecision
+    {
+        try RefreshRules.decide(presented: presented, macValid: macValid, session: session, user: user, now: now, graceSeconds: 10)
+    }
+
+    func refusal(_ body: () throws(AccountError) -> RefreshDecision) -> AccountError.Code? {
+        do {
+            _ = try body()
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+
+    @Test(
+        "§3.3: the current token rotates; the previous one within the grace window is tolerated, after it is reuse; older or unknown generations are reuse"
+    )
+    func generations() throws {
+        #expect(try decide(5, session: session(), user: user) == .rotate)
+        #expect(try decide(4, session: session(age: 3), user: user) == .tolerate)
+        #expect(try decide(4, session: session(age: 10), user: user) == .tolerate)
+        #expect(try decide(4, session: session(age: 10.001), user: user) == .reuse)
+        #expect(try decide(3, session: session(age: 0), user: user) == .reuse)
+        #expect(try decide(6, session: session(), user: user) == .reuse)
+    }
+
+    @Test("§4.17: refusals in Firebase's order, before any generation rule")
+    func refusals() {
+        var disabled = user
+        disabled.disabled = true
+        var revoked = session()
+        revoked.revokedAt = now - 1
+        var expired = session()
+        expired.expiresAt = now
+        var tombstone = session()
+        tombstone.userDeleted = true
+        #expect(refusal { () throws(AccountError) in try decide(5, session: nil, user: user) } == .invalidRefreshToken)
+        #expect(
+            refusal { () throws(AccountError) in try decide(5, session: session(), user: user, macValid: false) } == .invalidRefreshToken)
+        #expect(refusal { () throws(AccountError) in try decide(5, session: session(), user: nil) } == .userNotFound)
+        #expect(refusal { () throws(AccountError) in try decide(5, session: tombstone, user: user) } == .userNotFound)
+        // A disabled owner is named before the session's own state, and before reuse.
+        #expect(refusal { () throws(AccountError) in try decide(5, session: revoked, user: disabled) } == .userDisabled)
+        #expect(refusal { () throws(AccountError) in try decide(1, session: session(), user: disabled) } == .userDisabled)
+        #expect(refusal { () throws(AccountError) in try decide(5, session: revoked, user: user) } == .tokenExpired)
+        #expect(refusal { () throws(AccountError) in try decide(5, session: expired, user: user) } == .tokenExpired)
+        // A revoked session does not turn an old token into reuse again.
+        #expect(refusal { () throws(AccountError) in try decide(1, session: revoked, user: user) } == .tokenExpired)
+    }
+}

@@ -35,22 +35,19 @@ extension PostgresAccountStore {
             session = try Self.decodeSession(row, from: Prepared.SessionAndOwner.sessionColumn)
             user = try row.makeRandomAccess()[0].decode(String?.self) == nil ? nil : try Self.decodeUser(row)
         }
-        guard var session, request.verifyMAC(session.salt, session.keyID) else { throw AccountError(.invalidRefreshToken) }
-        guard let user, !session.userDeleted else { throw AccountError(.userNotFound) }
-        if user.disabled { throw AccountError(.userDisabled) }
-        if session.revokedAt != nil || (session.expiresAt.map { $0 <= request.now } ?? false) {
-            throw AccountError(.tokenExpired)
-        }
+        let decision = try RefreshRules.decide(
+            presented: request.generation, macValid: session.map { request.verifyMAC($0.salt, $0.keyID) } ?? false,
+            session: session, user: user, now: request.now, graceSeconds: request.graceSeconds)
+        guard var session, let user else { throw AccountError(.invalidRefreshToken) }  // decide threw already
         let now = request.now
         let generationRead = session.generation
-        if request.generation == session.generation {
+        switch decision {
+        case .rotate:
             session.generation += 1
             session.generationIssuedAt = now
-        } else if request.generation == session.generation - 1,
-            now.timeIntervalSince(session.generationIssuedAt) <= request.graceSeconds
-        {
-            // Tolerated replay: the same current token is handed out again.
-        } else {
+        case .tolerate:
+            break
+        case .reuse:
             try await revokeReused(session, user: user, now: now)
             return .reused
         }
