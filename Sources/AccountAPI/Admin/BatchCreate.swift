@@ -76,6 +76,6 @@ extension APIRoutes {
     package mutating func addImport(
         service: AdminService, store: any UserImportStore, validateHash: @escaping @Sendable (String, [String: String]) throws -> Void
     ) {
-        rpcs["batchCreate"] = BatchCreateRPC.endpoint(service, store: store, validateHash: validateHash)
+        register("batchCreate", BatchCreateRPC.endpoint(service, store: store, validateHash: validateHash))
     }
 }

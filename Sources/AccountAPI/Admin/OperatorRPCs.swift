@@ -71,13 +71,13 @@ enum OperatorRPCs {
 extension APIRoutes {
     /// Adds the admin-only RPCs.
     package mutating func addAdmin(service: AdminService) {
-        rpcs["batchGet"] = BatchGetRPC.endpoint(service)
-        rpcs["batchDelete"] = BatchDeleteRPC.endpoint(service)
-        rpcs["query"] = QueryAccountsRPC.endpoint(service)
-        rpcs["createSessionCookie"] = CreateSessionCookieRPC.endpoint(service)
-        rpcs["listAuditEvents"] = OperatorRPCs.audit(service)
-        rpcs["listSigningKeys"] = OperatorRPCs.listKeys(service)
-        rpcs["rotateSigningKeys"] = OperatorRPCs.rotateKeys(service)
-        rpcs["getSession"] = OperatorRPCs.getSession(service)
+        register("batchGet", BatchGetRPC.endpoint(service))
+        register("batchDelete", BatchDeleteRPC.endpoint(service))
+        register("query", QueryAccountsRPC.endpoint(service))
+        register("createSessionCookie", CreateSessionCookieRPC.endpoint(service))
+        register("listAuditEvents", OperatorRPCs.audit(service))
+        register("listSigningKeys", OperatorRPCs.listKeys(service))
+        register("rotateSigningKeys", OperatorRPCs.rotateKeys(service))
+        register("getSession", OperatorRPCs.getSession(service))
     }
 }

@@ -83,11 +83,18 @@ package struct FixedRoute: Sendable {
 package struct APIRoutes: Sendable {
     /// Fixed routes by path (host prefix removed).
     package var fixed: [String: FixedRoute] = [:]
-    /// RPCs by name (`signUp`, `lookup`, …).
-    package var rpcs: [String: RPCEndpoint] = [:]
+    /// RPCs by name (`signUp`, `lookup`, …), added with ``register(_:_:)``.
+    package private(set) var rpcs: [String: RPCEndpoint] = [:]
     /// The Secure Token route.
     package var token: RPCEndpoint?
 
     /// No routes.
     package init() {}
+
+    /// Adds the RPC `name`. Each name is registered once: a second registration is a composition
+    /// error (it silently replaced the first before), and stops the server at start.
+    package mutating func register(_ name: String, _ endpoint: RPCEndpoint) {
+        precondition(rpcs[name] == nil, "the RPC \(name) is registered twice")
+        rpcs[name] = endpoint
+    }
 }

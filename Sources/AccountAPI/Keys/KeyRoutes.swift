@@ -33,18 +33,4 @@ extension APIRoutes {
         fixed["/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com"] = certificates
         fixed["/identitytoolkit/v3/relyingparty/publicKeys"] = certificates
     }
-
-    /// Adds the account and session RPCs of the Identity Toolkit and the token route.
-    package mutating func addAccounts(service: AccountService) {
-        rpcs["signUp"] = SignUpRPC.endpoint(service)
-        rpcs["signInWithPassword"] = SignInWithPasswordRPC.endpoint(service)
-        rpcs["createAuthUri"] = CreateAuthUriRPC.endpoint(service)
-        rpcs["lookup"] = LookupRPC.endpoint(service)
-        rpcs["update"] = UpdateRPC.endpoint(service)
-        rpcs["delete"] = DeleteRPC.endpoint(service)
-        rpcs["verifyIdToken"] = VerifyIdTokenRPC.endpoint(service)
-        rpcs["listSessions"] = SessionsRPC.list(service)
-        rpcs["revokeSessions"] = SessionsRPC.revoke(service)
-        token = TokenRoute.endpoint(service)
-    }
 }
