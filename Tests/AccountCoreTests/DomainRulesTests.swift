@@ -209,3 +209,24 @@ struct RefreshRulesTests {
         #expect(refusal { () throws(AccountError) in try decide(1, session: revoked, user: user) } == .tokenExpired)
     }
 }
+
+@Suite("Takeover rule (pure)")
+struct TakeoverRulesTests {
+    @Test(
+        "§4.4: a proven mailbox strips an unverified account: the password unless a reset replaces it, links, phone, codes but sign-in links; sessions revoked"
+    )
+    func stripPlan() throws {
+        var user = UserRecord(localID: "u1", email: "a@example.com", createdAt: Date(), validSince: 0, tokensValidAfter: Date())
+        let link = try #require(TakeoverRules.plan(for: user, proof: .emailLink))
+        #expect(link.removePassword && link.removeFederated && link.removePhone)
+        #expect(link.keptCodeKinds == [.emailSignIn])
+        #expect(link.revokeReason == .emailLinkTakeoverProtection)
+        let reset = try #require(TakeoverRules.plan(for: user, proof: .passwordReset))
+        #expect(!reset.removePassword && reset.removeFederated && reset.removePhone)
+        #expect(reset.revokeReason == .passwordReset)
+        // A verified email had nothing attached while unproven.
+        user.emailVerified = true
+        #expect(TakeoverRules.plan(for: user, proof: .emailLink) == nil)
+        #expect(TakeoverRules.plan(for: user, proof: .passwordReset) == nil)
+    }
+}

@@ -93,9 +93,8 @@ extension PostgresAccountStore: ActionCodeStore {
                 else { throw AccountError(.emailNotFound) }
                 guard user.email == record.email else { throw AccountError(.invalidOOBCode) }
                 if user.disabled { throw AccountError(.userDisabled) }
-                if !user.emailVerified {
-                    // The mailbox is proven now; nothing attached before was (THE RULE, the password replaced).
-                    try await Self.stripUnverified(user, keepPassword: true, now: now, on: connection, logger: logger)
+                if let plan = TakeoverRules.plan(for: user, proof: .passwordReset) {
+                    try await Self.strip(plan, from: user, now: now, on: connection, logger: logger)
                 }
                 try await Self.writePassword(password, localID: localID, now: now, on: connection, logger: logger)
                 try await connection.query(
@@ -163,8 +162,8 @@ extension PostgresAccountStore: ActionCodeStore {
                 } else if var user = try await Self.user(email: completion.email, on: connection, logger: logger, lock: true) {
                     if user.disabled { throw AccountError(.userDisabled) }
                     localID = user.localID
-                    if !user.emailVerified {
-                        try await Self.stripUnverified(user, keepPassword: false, now: now, on: connection, logger: logger)
+                    if let plan = TakeoverRules.plan(for: user, proof: .emailLink) {
+                        try await Self.strip(plan, from: user, now: now, on: connection, logger: logger)
                     }
                     var binds = PostgresBindings()
                     binds.append(now)
@@ -198,20 +197,21 @@ extension PostgresAccountStore: ActionCodeStore {
 
     // MARK: Steps
 
-    /// THE RULE (reference §4.4): on an unverified account whose mailbox was just proven, remove
-    /// every mechanism attached while the address was unproven (password unless it is being
-    /// replaced, phone, federated links, pending codes but sign-in links) and revoke every session.
-    static func stripUnverified(_ user: UserRecord, keepPassword: Bool, now: Date, on connection: DatabaseConnection, logger: Logger)
+    /// Carries out THE RULE's plan (``TakeoverRules``) on `user`, in the caller's transaction.
+    static func strip(_ plan: StripPlan, from user: UserRecord, now: Date, on connection: DatabaseConnection, logger: Logger)
         async throws
     {
         let localID = user.localID
-        if !keepPassword {
+        if plan.removePassword {
             try await connection.query("DELETE FROM password_credentials WHERE tenant_id = '' AND local_id = \(localID)", logger: logger)
         }
-        try await connection.query("DELETE FROM federated_identities WHERE tenant_id = '' AND local_id = \(localID)", logger: logger)
+        if plan.removeFederated {
+            try await connection.query("DELETE FROM federated_identities WHERE tenant_id = '' AND local_id = \(localID)", logger: logger)
+        }
         try await connection.query(
             """
-            UPDATE users SET phone_number = NULL, credential_version = credential_version + 1
+            UPDATE users SET phone_number = CASE WHEN \(plan.removePhone) THEN NULL ELSE phone_number END,
+                credential_version = credential_version + 1
             WHERE tenant_id = '' AND local_id = \(localID)
             """,
             logger: logger
@@ -219,13 +219,11 @@ extension PostgresAccountStore: ActionCodeStore {
         try await connection.query(
             """
             UPDATE action_codes SET used_at = \(now), used_reason = 'EMAIL_LINK_TAKEOVER_PROTECTION'
-            WHERE tenant_id = '' AND local_id = \(localID) AND used_at IS NULL AND kind <> 'EMAIL_SIGNIN'
+            WHERE tenant_id = '' AND local_id = \(localID) AND used_at IS NULL AND kind <> ALL(\(plan.keptCodeKinds.map(\.rawValue)))
             """,
             logger: logger
         )
-        _ = try await revokeAll(
-            user: user, reason: keepPassword ? .passwordReset : .emailLinkTakeoverProtection, now: now, on: connection, logger: logger
-        )
+        _ = try await revokeAll(user: user, reason: plan.revokeReason, now: now, on: connection, logger: logger)
     }
 
     /// Writes a code (and queues its email). An earlier unspent code of the same kind for the same
