@@ -230,3 +230,30 @@ struct TakeoverRulesTests {
         #expect(TakeoverRules.plan(for: user, proof: .passwordReset) == nil)
     }
 }
+
+@Suite("Update revocation rules (pure)")
+struct UpdateRevocationTests {
+    @Test("§4.7 B: a change's revoke reason, in order: password, email, disabling, validSince; none for profile fields")
+    func revokeReason() {
+        var user = UserRecord(localID: "u1", email: "a@example.com", createdAt: Date(), validSince: 0, tokensValidAfter: Date())
+        var change = UserChange()
+        change.displayName = .set("Alice")
+        #expect(change.revokeReason(for: user) == nil)
+        #expect(!change.changesTokenState)
+        change.revokeAll = true
+        #expect(change.revokeReason(for: user) == .allSessionsRevoked)
+        change.disabled = true
+        #expect(change.revokeReason(for: user) == .userDisabled)
+        #expect(change.changesTokenState)
+        // Disabling an account already disabled revokes nothing new; the explicit validSince still does.
+        user.disabled = true
+        #expect(change.revokeReason(for: user) == .allSessionsRevoked)
+        change.email = .set("b@example.com")
+        #expect(change.revokeReason(for: user) == .emailChanged)
+        change.password = StoredPassword(algorithm: StoredPassword.argon2id, hash: [1])
+        #expect(change.revokeReason(for: user) == .passwordChanged)
+        var claims = UserChange()
+        claims.customAttributes = .set(#"{"admin":true}"#)
+        #expect(claims.revokeReason(for: user) == nil && claims.changesTokenState)
+    }
+}

@@ -158,3 +158,22 @@ package enum RefreshResult: Sendable {
     /// An old token was replayed: the session has been revoked (committed).
     case reused
 }
+
+extension UserChange {
+    /// Why applying this change to `user` revokes every session, if it does (reference §4.7 B,
+    /// §2.7): a new password, then a new email, then disabling an enabled account, then an explicit
+    /// `validSince`; nil when no session is revoked.
+    package func revokeReason(for user: UserRecord) -> RevokeReason? {
+        if password != nil { return .passwordChanged }
+        if email != .keep { return .emailChanged }
+        if disabled == true && !user.disabled { return .userDisabled }
+        if revokeAll { return .allSessionsRevoked }
+        return nil
+    }
+
+    /// Whether the change alters what a token check reads of the user beyond a revocation (its
+    /// disabled flag, its custom claims): every replica must forget what it holds of the user.
+    package var changesTokenState: Bool {
+        disabled != nil || customAttributes != .keep
+    }
+}

@@ -109,18 +109,8 @@ extension PostgresAccountStore {
                 for notice in change.notices {
                     try await Self.insert(notice, restoreEmailVerified: user.emailVerified, on: connection, logger: logger)
                 }
-                var reason: RevokeReason?
-                if change.password != nil {
-                    reason = .passwordChanged
-                } else if change.email != .keep {
-                    reason = .emailChanged
-                } else if change.disabled == true && !user.disabled {
-                    reason = .userDisabled
-                } else if change.revokeAll {
-                    reason = .allSessionsRevoked
-                }
                 var current = user
-                if let reason {
+                if let reason = change.revokeReason(for: user) {
                     current.validSince = try await Self.revokeAll(user: user, reason: reason, now: now, on: connection, logger: logger)
                         .validSince
                 }
@@ -128,7 +118,7 @@ extension PostgresAccountStore {
                 if let replacement {
                     ticket = try await Self.insertSession(replacement, user: current, now: now, on: connection, logger: logger)
                 }
-                if change.disabled != nil || change.customAttributes != .keep {
+                if change.changesTokenState {
                     try await Self.notify(user: localID, on: connection, logger: logger)
                 }
                 try await Self.audit(
