@@ -34,7 +34,7 @@ func buildApplication(
     )
     // Suspended until the revocation listener hears the channel.
     let cache = RevocationCache(suspended: true)
-    let store = PostgresAccountStore(database: postgres, logger: logger)
+    let store = PostgresAccountStore(database: postgres, logger: logger, revocations: cache)
     let service = AccountService(
         settings: configuration.projectSettings,
         store: store,

@@ -97,7 +97,6 @@ extension AccountService {
         )
         switch result {
         case .reused:
-            cache.invalidate(session: sessionID)
             throw AccountError(.tokenExpired)
         case .refreshed(let user, let session, let ticket):
             let tokens = try await mint(

@@ -51,7 +51,6 @@ extension AccountService {
         let (user, ticket, _) = try await store.update(
             localID: caller.localID, guardSession: caller.sessionGuard, change: change, replacement: replacement, now: clock.now()
         )
-        if revokes { cache.invalidate(user: user.localID) }
         guard let replacement, let ticket else { return Updated(user: user, tokens: nil) }
         return Updated(user: user, tokens: try await mint(user, replacement, ticket))
     }
@@ -64,7 +63,6 @@ extension AccountService {
         if case .set(let email) = change.email, email == current.email { change.email = .keep }
         addRecoverNotice(to: &change, current: current)
         let (user, _, _) = try await store.update(localID: localID, guardSession: nil, change: change, replacement: nil, now: clock.now())
-        cache.invalidate(user: localID)
         return user
     }
 
@@ -73,14 +71,12 @@ extension AccountService {
         let caller = try await authenticate(idToken)
         try await requireRecentLogin(caller, of: try await store.user(localID: caller.localID))
         try await store.delete(localID: caller.localID, guardSession: caller.sessionGuard, now: clock.now())
-        cache.invalidate(user: caller.localID)
     }
 
     /// Admin `accounts:delete`.
     package func adminDelete(localID: String?) async throws {
         guard let localID, !localID.isEmpty else { throw AccountError(.missingLocalID) }
         try await store.delete(localID: localID, guardSession: nil, now: clock.now())
-        cache.invalidate(user: localID)
     }
 
     /// Admin `accounts:revokeSessions` (reference §4.18).
@@ -89,11 +85,9 @@ extension AccountService {
         if let sessionIDs, !(1...100).contains(sessionIDs.count) {
             throw AccountError(.sessionNotFound, "sessionIds must list 1 to 100 ids")
         }
-        let result = try await store.revokeSessions(
+        return try await store.revokeSessions(
             localID: localID, sessionIDs: sessionIDs, reason: sessionIDs == nil ? .allSessionsRevoked : .adminRevoked, now: clock.now()
         )
-        if let sessionIDs { sessionIDs.forEach(cache.invalidate(session:)) } else { cache.invalidate(user: localID) }
-        return result
     }
 
     /// Admin `accounts:listSessions` (reference §4.18).

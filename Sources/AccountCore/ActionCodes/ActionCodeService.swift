@@ -155,7 +155,6 @@ package struct ActionCodeService: Sendable {
             recover = recoverNotice(localID: localID, currentEmail: newEmail, oldEmail: record.email, lang: record.lang, apiKey: apiKey)
         }
         let user = try await store.apply(code, recover: recover, now: accounts.clock.now())
-        if record.kind != .verifyEmail { accounts.cache.invalidate(user: user.localID) }
         return user
     }
 
@@ -176,7 +175,6 @@ package struct ActionCodeService: Sendable {
         try settings.passwordPolicy.check(newPassword)
         let hashed = try await accounts.hasher.hash(newPassword)
         let user = try await store.resetPassword(code, password: hashed, now: accounts.clock.now())
-        accounts.cache.invalidate(user: user.localID)
         return (record, user)
     }
 
@@ -220,7 +218,6 @@ package struct ActionCodeService: Sendable {
                         recover: recover, now: accounts.clock.now()
                     )
                 )
-                accounts.cache.invalidate(user: user.localID)
                 return AccountService.SignedIn(user: user, tokens: try await accounts.mint(user, session, ticket), isNewUser: isNewUser)
             } catch let error as AccountError where error.code == .emailExists && linkTo == nil && attempt == 0 {
                 continue

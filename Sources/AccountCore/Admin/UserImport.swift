@@ -85,7 +85,6 @@ extension AdminService {
         }
         let stored = try await importer.importUsers(records, allowOverwrite: request.allowOverwrite, now: now)
         errors += stored.map { ($0.key, $0.value) }
-        for (index, user) in records where stored[index] == nil { accounts.cache.invalidate(user: user.localID) }
         return errors.sorted { $0.0 < $1.0 }
     }
 

@@ -89,7 +89,7 @@ extension PostgresAccountStore {
                 """,
                 logger: logger
             )
-            try await connection.query("SELECT pg_notify(\(Self.revocationChannel), \("s:" + session.sessionID))", logger: logger)
+            try await Self.announce(.session(session.sessionID), on: connection, logger: logger)
             try await Self.audit(
                 "sessions.revoke", localID: user.localID,
                 details: ["reason": RevokeReason.refreshTokenReuse.rawValue, "sessions": session.sessionID], actor: .system,

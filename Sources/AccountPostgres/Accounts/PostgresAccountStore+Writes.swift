@@ -119,7 +119,7 @@ extension PostgresAccountStore {
                     ticket = try await Self.insertSession(replacement, user: current, now: now, on: connection, logger: logger)
                 }
                 if change.changesTokenState {
-                    try await Self.notify(user: localID, on: connection, logger: logger)
+                    try await Self.announce(.user(localID), on: connection, logger: logger)
                 }
                 try await Self.audit(
                     "user.update", localID: localID, details: change.summary, always: false, on: connection, logger: logger)
@@ -149,7 +149,7 @@ extension PostgresAccountStore {
                     logger: logger
                 )
                 try await connection.query("DELETE FROM users WHERE tenant_id = '' AND local_id = \(localID)", logger: logger)
-                try await Self.notify(user: localID, on: connection, logger: logger)
+                try await Self.announce(.user(localID), on: connection, logger: logger)
                 try await Self.audit("user.delete", localID: localID, details: ["email": user.email ?? ""], on: connection, logger: logger)
             }
         }
@@ -184,9 +184,7 @@ extension PostgresAccountStore {
                 )
                 var revoked: [String] = []
                 for try await id in rows.decode(String.self) { revoked.append(id) }
-                for id in revoked {
-                    try await connection.query("SELECT pg_notify(\(Self.revocationChannel), \("s:" + id))", logger: logger)
-                }
+                for id in revoked { try await Self.announce(.session(id), on: connection, logger: logger) }
                 try await Self.audit(
                     "sessions.revoke", localID: localID,
                     details: ["reason": reason.rawValue, "sessions": revoked.sorted().joined(separator: ",")],
@@ -268,7 +266,7 @@ extension PostgresAccountStore {
         )
         var revoked: [String] = []
         for try await id in rows.decode(String.self) { revoked.append(id) }
-        try await notify(user: user.localID, on: connection, logger: logger)
+        try await announce(.user(user.localID), on: connection, logger: logger)
         try await audit(
             "sessions.revoke_all", localID: user.localID,
             details: ["reason": reason.rawValue, "revoked": String(revoked.count), "validSince": String(validSince)],
@@ -293,10 +291,6 @@ extension PostgresAccountStore {
             """,
             logger: logger
         )
-    }
-
-    static func notify(user localID: String, on connection: DatabaseConnection, logger: Logger) async throws {
-        try await connection.query("SELECT pg_notify(\(revocationChannel), \("u:" + localID))", logger: logger)
     }
 
     /// Imported hash parameters as the `parameters` jsonb column stores them; ``decodeUser(_:)``

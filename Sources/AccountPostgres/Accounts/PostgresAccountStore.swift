@@ -2,6 +2,7 @@ public import AccountCore
 import Foundation
 public import Logging
 public import PostgresNIO
+import Synchronization
 
 /// The accounts and sessions port over PostgreSQL. Every write is one transaction that locks the
 /// user row first where it knows the user (so writers serialise per user), then the session rows;
@@ -12,14 +13,56 @@ public import PostgresNIO
 package struct PostgresAccountStore: AccountStore {
     let database: Database
     let logger: Logger
+    /// This replica's revocation cache: what a call announces (``announce(_:on:logger:)``) is
+    /// forgotten here as soon as the call ends, without waiting for the notification's round trip,
+    /// so the replica that made a revocation never serves the old state.
+    let revocations: RevocationCache?
 
     /// The notification channel that carries revocations: `u:<localId>` or `s:<sessionId>`.
     package static let revocationChannel = "accountd_revocation"
 
     /// Creates the store over a running database.
-    package init(database: Database, logger: Logger) {
+    package init(database: Database, logger: Logger, revocations: RevocationCache? = nil) {
         self.database = database
         self.logger = logger
+        self.revocations = revocations
+    }
+
+    /// What changed a token check's answer: a user (revoked, disabled, deleted) or one session.
+    enum Revoked: Sendable {
+        case user(String)
+        case session(String)
+    }
+
+    /// The revocations the current store call announced.
+    final class Announced: Sendable {
+        let revoked = Mutex<[Revoked]>([])
+    }
+
+    @TaskLocal static var announced: Announced?
+
+    /// Announces `revoked` to every replica (`pg_notify`, delivered when the transaction commits)
+    /// and to this one when the store call ends. Every revocation goes through here.
+    static func announce(_ revoked: Revoked, on connection: DatabaseConnection, logger: Logger) async throws {
+        let payload: String
+        switch revoked {
+        case .user(let localID): payload = "u:" + localID
+        case .session(let sessionID): payload = "s:" + sessionID
+        }
+        try await connection.query("SELECT pg_notify(\(revocationChannel), \(payload))", logger: logger)
+        announced?.revoked.withLock { $0.append(revoked) }
+    }
+
+    /// Forgets in this replica's cache what a call announced, whether it committed or not (a
+    /// forgotten entry only costs a read).
+    private func forget(_ announced: Announced) {
+        guard let revocations else { return }
+        for revoked in announced.revoked.withLock({ $0 }) {
+            switch revoked {
+            case .user(let localID): revocations.invalidate(user: localID)
+            case .session(let sessionID): revocations.invalidate(session: sessionID)
+            }
+        }
     }
 
     // MARK: Reads
@@ -238,6 +281,12 @@ package struct PostgresAccountStore: AccountStore {
     /// rolled all of it back: the body runs again, at most ``conflictAttempts`` times in all, and
     /// the retry sees what the winning transaction committed (a deleted user, a spent code).
     func translating<T>(_ body: () async throws -> T) async throws -> T {
+        let announced = Announced()
+        defer { forget(announced) }
+        return try await Self.$announced.withValue(announced) { try await retrying(body) }
+    }
+
+    private func retrying<T>(_ body: () async throws -> T) async throws -> T {
         var attempt = 1
         while true {
             do {
