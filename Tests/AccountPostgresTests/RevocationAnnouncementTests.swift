@@ -13,7 +13,7 @@ struct RevocationAnnouncementTests {
     func storeClearsItsReplicasCache() async throws {
         let url = try await TestDatabase.createMigrated()
         try await TestDatabase.withClient(url) { client in
-            let cache = RevocationCache()
+            let cache = RevocationCache(ttl: .seconds(3600))  // no expiry during the test, however slow
             let store = PostgresAccountStore(database: client, logger: TestDatabase.logger, revocations: cache)
             let now = Date()
             for localID in ["alice", "bob"] {
