@@ -84,11 +84,7 @@ package final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChann
                 // A response that says `Connection: close` (a 413 whose body was left unread, a
                 // malformed request) ends the connection once written, whatever the request said.
                 let promise = promise ?? context.eventLoop.makePromise()
-                let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-                promise.futureResult.assumeIsolated().whenComplete { _ in
-                    let (handler, context) = loopBound.value
-                    handler.lingeringClose(context)
-                }
+                close(context, after: promise.futureResult, linger: true)
                 context.write(data, promise: promise)
                 return
             }
@@ -126,8 +122,14 @@ package final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChann
         head.headerFields[.connection] = "close"
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(ByteBuffer(bytes: body))), promise: nil)
+        close(context, after: context.writeAndFlush(wrapOutboundOut(.end(nil))), linger: linger)
+    }
+
+    /// Closes the connection once `written` completes: lingering (``lingeringClose(_:)``) when
+    /// the client may still be sending, outright when nothing is left to read.
+    private func close(_ context: ChannelHandlerContext, after written: EventLoopFuture<Void>, linger: Bool) {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+        written.assumeIsolated().whenComplete { _ in
             let (handler, context) = loopBound.value
             if linger { handler.lingeringClose(context) } else { context.close(promise: nil) }
         }

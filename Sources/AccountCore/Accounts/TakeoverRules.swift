@@ -8,17 +8,16 @@ package enum MailboxProof: Sendable, Equatable {
 
 /// What THE RULE (reference §4.4) removes from an account whose email was never verified, once its
 /// mailbox is proven: everything attached while the address was unproven, since whoever attached
-/// it may not own the mailbox (a squatter who signed up with the victim's address).
+/// it may not own the mailbox (a squatter who signed up with the victim's address). Federated
+/// links and the phone number always go, and every session is revoked.
 package struct StripPlan: Sendable, Equatable {
     /// Remove the password (kept when a reset replaces it in the same transaction).
     package var removePassword: Bool
-    /// Federated links and the phone number always go: they were attached while unproven.
-    package let removeFederated = true
-    package let removePhone = true
-    /// Pending codes of every kind but these are retired; sign-in links stay usable.
-    package let keptCodeKinds: [ActionCodeKind] = [.emailSignIn]
     /// Every session is revoked, for this reason.
     package var revokeReason: RevokeReason
+
+    /// Pending codes of every kind but these are retired; sign-in links stay usable.
+    package static let keptCodeKinds: [ActionCodeKind] = [.emailSignIn]
 }
 
 package enum TakeoverRules {

@@ -1,5 +1,6 @@
-/// What the request being served allows its database work: a deadline, measured on the monotonic
-/// clock from the request's arrival, and whether its client is still there to see the answer.
+/// What the request being served allows its database work: a deadline for waiting on a database
+/// connection, measured on the monotonic clock from the request's arrival (restarted when its body
+/// has arrived), and whether its client is still there to see the answer.
 ///
 /// The HTTP layer binds one per request (``RequestScope/current``); the store reads it where
 /// waiting or writing could outlive the request: a wait for a database connection ends at the
@@ -8,11 +9,11 @@
 /// retry or stopped listening.
 /// Work outside a request (background services, tools) has no scope and uses the pool's own wait.
 package struct RequestScope: Sendable {
-    /// When the request's answer is due.
+    /// Until when the request may wait for a database connection.
     package var deadline: ContinuousClock.Instant
-    /// How long the request's work may take once the request has arrived.
+    /// The deadline's length, from the request's arrival.
     package var budget: Duration
-    /// Whether the client has gone (its connection closed); checked before any write starts.
+    /// Whether the client has gone (its connection closed); checked before a write commits.
     package var clientGone: @Sendable () -> Bool
 
     /// A scope ending `budget` from now.

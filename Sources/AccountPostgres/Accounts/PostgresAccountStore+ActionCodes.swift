@@ -205,13 +205,10 @@ extension PostgresAccountStore: ActionCodeStore {
         if plan.removePassword {
             try await connection.query("DELETE FROM password_credentials WHERE tenant_id = '' AND local_id = \(localID)", logger: logger)
         }
-        if plan.removeFederated {
-            try await connection.query("DELETE FROM federated_identities WHERE tenant_id = '' AND local_id = \(localID)", logger: logger)
-        }
+        try await connection.query("DELETE FROM federated_identities WHERE tenant_id = '' AND local_id = \(localID)", logger: logger)
         try await connection.query(
             """
-            UPDATE users SET phone_number = CASE WHEN \(plan.removePhone) THEN NULL ELSE phone_number END,
-                credential_version = credential_version + 1
+            UPDATE users SET phone_number = NULL, credential_version = credential_version + 1
             WHERE tenant_id = '' AND local_id = \(localID)
             """,
             logger: logger
@@ -219,7 +216,7 @@ extension PostgresAccountStore: ActionCodeStore {
         try await connection.query(
             """
             UPDATE action_codes SET used_at = \(now), used_reason = 'EMAIL_LINK_TAKEOVER_PROTECTION'
-            WHERE tenant_id = '' AND local_id = \(localID) AND used_at IS NULL AND kind <> ALL(\(plan.keptCodeKinds.map(\.rawValue)))
+            WHERE tenant_id = '' AND local_id = \(localID) AND used_at IS NULL AND kind <> ALL(\(StripPlan.keptCodeKinds.map(\.rawValue)))
             """,
             logger: logger
         )

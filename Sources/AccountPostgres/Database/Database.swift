@@ -100,8 +100,10 @@ package final class Database: Sendable {
         package var rollbackError: (any Error)?
         package var commitError: (any Error)?
 
-        /// The error that ended the transaction.
-        package var cause: any Error { closureError ?? commitError ?? beginError ?? self }
+        /// The error that ended the transaction (the body's, else COMMIT's, else BEGIN's).
+        package var failure: (any Error)? { closureError ?? commitError ?? beginError }
+        /// ``failure``, or the transaction error itself when there is none.
+        package var cause: any Error { failure ?? self }
 
         package var description: String {
             if let beginError { return "BEGIN failed: \(String(reflecting: beginError))" }
@@ -244,9 +246,7 @@ package final class Database: Sendable {
     /// Whether a connection that threw `error` may hold an open transaction or an unread reply.
     static func leavesConnectionInDoubt(_ error: any Error) -> Bool {
         if let transaction = error as? TransactionError {
-            if transaction.rollbackError != nil { return true }
-            let inner = transaction.closureError ?? transaction.commitError ?? transaction.beginError
-            return inner.map(leavesConnectionInDoubt) ?? false
+            return transaction.rollbackError != nil || transaction.failure.map(leavesConnectionInDoubt) == true
         }
         // An error PostgreSQL reported ends its statement cleanly; any other driver error (a
         // closed channel, a protocol failure) leaves the session unknown.
