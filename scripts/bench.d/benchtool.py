@@ -300,6 +300,18 @@ def steal_percent(path):
     return 100.0 * (last[7] - first[7]) / total if total > 0 else None
 
 
+def server_cpu_us(path, requests):
+    """The server's CPU time per request in µs, from the two /proc/PID/stat marks in PATH."""
+    try:
+        marks = [[int(x) for x in line.split()] for line in open(path) if line.strip()]
+    except OSError:
+        return None
+    if len(marks) < 2 or requests <= 0:
+        return None
+    ticks = sum(marks[-1]) - sum(marks[0])
+    return ticks * 1e6 / os.sysconf("SC_CLK_TCK") / requests
+
+
 def percents(values):
     """Whole percentages, space-separated; a run without a measurement shows as a dash."""
     return " ".join("—" if x is None else f"{x:.0f}" for x in values)
@@ -326,6 +338,8 @@ def report(work):
             "repeats": parsed,
             "rssPeakKiB": peaks,
             "stealPercent": [steal_percent(os.path.join(work, f"{name}.{r}.cpu")) for r in runs],
+            "serverCPUMicrosecondsPerRequest": [server_cpu_us(os.path.join(work, f"{name}.{r}.proc"), p["requests"])
+                                                for r, p in zip(runs, parsed)],
         }
         if any(p.get("codesExhausted") for p in parsed):
             entry["codesExhausted"] = sum(p.get("codesExhausted", 0) for p in parsed)
@@ -640,6 +654,11 @@ def report(work):
             print("  diagnostic, the same scripts with -M extended (parsed and planned per call, like the service's "
                   "unnamed statements; 1 run): " + ", ".join(
                       f"{k} {v['extendedTps']:,.0f} tps" for k, v in pgbench.items() if "extendedTps" in v))
+    cpu = [(name, w["serverCPUMicrosecondsPerRequest"]) for name, w in workloads.items()
+           if any(x is not None for x in w.get("serverCPUMicrosecondsPerRequest", []))]
+    if cpu:
+        print("server CPU per request (µs, the accountd process's utime + stime over the run / requests, per repeat): "
+              + ", ".join(f"{name} " + " / ".join("—" if x is None else f"{x:,.0f}" for x in values) for name, values in cpu))
     if drivers:
         print("PostgresNIO alone (accountd bench-sql, the lookup's statement through the service's store and pool, no "
               "HTTP): " + ", ".join(f"{k} {v['queriesPerSecond']:,.0f} queries/s at {v['clientCPUMicrosecondsPerQuery']:,.0f} "

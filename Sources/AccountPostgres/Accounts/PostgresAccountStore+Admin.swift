@@ -87,27 +87,4 @@ extension PostgresAccountStore: AdminStore {
         }
     }
 
-    package func recordMint(sessionID: String, localID: String, now: Date) async throws -> MintTicket {
-        try await translating {
-            try await database.withTransaction(logger: logger) { connection in
-                guard let user = try await Self.user(localID: localID, on: connection, logger: logger, lock: true) else {
-                    throw AccountError(.userNotFound)
-                }
-                var authTime: Int64?
-                for try await (time, live) in try await connection.query(
-                    """
-                    SELECT auth_time, revoked_at IS NULL AND NOT user_deleted FROM sessions
-                    WHERE session_id = \(sessionID) AND local_id = \(localID) FOR UPDATE
-                    """,
-                    logger: logger
-                ).decode((Int64, Bool).self) where live {
-                    authTime = time
-                }
-                guard let authTime else { throw AccountError(.tokenExpired) }
-                let (issuedAt, mintAt) = RevocationRules.mint(now: now, validSince: user.validSince)
-                try await connection.query("UPDATE sessions SET last_mint_at = \(mintAt) WHERE session_id = \(sessionID)", logger: logger)
-                return MintTicket(issuedAt: issuedAt, authTime: authTime)
-            }
-        }
-    }
 }

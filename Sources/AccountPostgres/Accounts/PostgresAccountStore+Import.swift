@@ -10,25 +10,28 @@ extension PostgresAccountStore: UserImportStore {
     /// savepoint and the batch is redone user by user, one savepoint each, so that a user that
     /// fails (email taken, overwrite refused) rolls back alone and is reported by index.
     package func importUsers(_ users: [(index: Int, user: UserRecord)], allowOverwrite: Bool, now: Date) async throws -> [Int: String] {
-        try await translating {
-            try await database.withTransaction(logger: logger) { connection in
+        try await transaction { tx in
                 if users.isEmpty { return [:] }
-                try await connection.query("SAVEPOINT import_batch", logger: logger)
+                try await tx.query("SAVEPOINT import_batch")
                 do {
-                    try await Self.insertBatch(users.map(\.user), now: now, on: connection, logger: logger)
-                    try await connection.query("RELEASE SAVEPOINT import_batch", logger: logger)
+                    try await tx.insertBatch(users.map(\.user), now: now)
+                    try await tx.query("RELEASE SAVEPOINT import_batch")
                     return [:]
                 } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
-                    try await connection.query("ROLLBACK TO SAVEPOINT import_batch", logger: logger)
+                    try await tx.query("ROLLBACK TO SAVEPOINT import_batch")
                 }
-                return try await Self.importOneByOne(users, allowOverwrite: allowOverwrite, now: now, on: connection, logger: logger)
+                return try await tx.importOneByOne(users, allowOverwrite: allowOverwrite, now: now)
             }
-        }
     }
 
+
+
+}
+
+extension StoreTransaction {
     /// The whole batch in four statements, each reading the batch as one JSON document
     /// (`json_to_recordset`), so that the round trips do not grow with the batch.
-    static func insertBatch(_ users: [UserRecord], now: Date, on connection: DatabaseConnection, logger: Logger) async throws {
+    func insertBatch(_ users: [UserRecord], now: Date) async throws {
         func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
         func seconds(_ value: Date?) -> JSONValue { value.map { .double($0.timeIntervalSince1970) } ?? .null }
         var rows: [JSONValue] = []
@@ -64,74 +67,61 @@ extension PostgresAccountStore: UserImportStore {
             }
         }
         let document = JSONValue.array(rows).serialized()
-        try await connection.query(
-            """
+        try await query("""
             INSERT INTO users (local_id, email, email_verified, display_name, photo_url, phone_number, disabled, custom_attributes,
                 created_at, last_login_at, tokens_valid_after, valid_since)
             SELECT u.local_id, u.email, u.email_verified, u.display_name, u.photo_url, u.phone_number, u.disabled, u.custom_attributes,
                 to_timestamp(u.created_at), to_timestamp(u.last_login_at), \(now), \(RevocationRules.seconds(now))
             FROM json_to_recordset(\(document)::json) AS u(local_id text, email text, email_verified boolean, display_name text,
                 photo_url text, phone_number text, disabled boolean, custom_attributes text, created_at float8, last_login_at float8)
-            """,
-            logger: logger
-        )
+            """)
         if !passwords.isEmpty {
-            try await connection.query(
-                """
+            try await query("""
                 INSERT INTO password_credentials (local_id, algorithm, hash, salt, parameters, updated_at)
                 SELECT p.local_id, p.algorithm, decode(p.hash, 'base64'), decode(p.salt, 'base64'), p.parameters::jsonb,
                     to_timestamp(p.updated_at)
                 FROM json_to_recordset(\(JSONValue.array(passwords).serialized())::json)
                     AS p(local_id text, algorithm text, hash text, salt text, parameters text, updated_at float8)
-                """,
-                logger: logger
-            )
+                """)
         }
         if !links.isEmpty {
-            try await connection.query(
-                """
+            try await query("""
                 INSERT INTO federated_identities (local_id, provider_id, raw_id, email, display_name, photo_url, linked_at)
                 SELECT f.local_id, f.provider_id, f.raw_id, f.email, f.display_name, f.photo_url, \(now)
                 FROM json_to_recordset(\(JSONValue.array(links).serialized())::json)
                     AS f(local_id text, provider_id text, raw_id text, email text, display_name text, photo_url text)
-                """,
-                logger: logger
-            )
+                """)
         }
         // The per-user audit rows `insertImported` writes, for an admin caller, in one statement.
         if case .admin(let name)? = AuditContext.actor {
-            try await connection.query(
-                """
+            try await query("""
                 INSERT INTO audit_events (actor_type, actor, action, local_id, details)
                 SELECT 'admin', \(name), 'user.import', u.local_id, jsonb_build_object('email', coalesce(u.email, ''))
                 FROM json_to_recordset(\(document)::json) AS u(local_id text, email text)
-                """,
-                logger: logger
-            )
+                """)
         }
     }
 
     /// One savepoint per user: the path for a batch that conflicts with stored users or itself.
-    static func importOneByOne(
-        _ users: [(index: Int, user: UserRecord)], allowOverwrite: Bool, now: Date, on connection: DatabaseConnection, logger: Logger
+    func importOneByOne(
+        _ users: [(index: Int, user: UserRecord)], allowOverwrite: Bool, now: Date
     ) async throws -> [Int: String] {
         var errors: [Int: String] = [:]
         for (index, user) in users {
-            try await connection.query("SAVEPOINT import_user", logger: logger)
+            try await query("SAVEPOINT import_user")
             do {
-                if let existing = try await Self.user(localID: user.localID, on: connection, logger: logger, lock: true) {
+                if let existing = try await user(localID: user.localID, lock: true) {
                     guard allowOverwrite else {
                         throw AccountError(.duplicateLocalID, "localId already exists and allowOverwrite is false")
                     }
-                    _ = try await Self.revokeAll(
-                        user: existing, reason: .accountOverwritten, now: now, on: connection, logger: logger)
-                    try await connection.query(
-                        "DELETE FROM users WHERE tenant_id = '' AND local_id = \(user.localID)", logger: logger)
+                    _ = try await revokeAll(
+                        user: existing, reason: .accountOverwritten, now: now)
+                    try await query("DELETE FROM users WHERE tenant_id = '' AND local_id = \(user.localID)")
                 }
-                try await Self.insertImported(user, now: now, on: connection, logger: logger)
-                try await connection.query("RELEASE SAVEPOINT import_user", logger: logger)
+                try await insertImported(user, now: now)
+                try await query("RELEASE SAVEPOINT import_user")
             } catch {
-                try await connection.query("ROLLBACK TO SAVEPOINT import_user", logger: logger)
+                try await query("ROLLBACK TO SAVEPOINT import_user")
                 let translated = Self.translate(error)
                 guard let accountError = translated as? AccountError else { throw translated }
                 errors[index] =
@@ -147,30 +137,24 @@ extension PostgresAccountStore: UserImportStore {
 
     /// Imported instants go through `to_timestamp`, which rounds to the microsecond, as the bulk
     /// path does: binding a `Date` truncates, and 1600000000.123 s would read back as …122 ms.
-    static func insertImported(_ user: UserRecord, now: Date, on connection: DatabaseConnection, logger: Logger) async throws {
-        try await connection.query(
-            """
+    func insertImported(_ user: UserRecord, now: Date) async throws {
+        try await query("""
             INSERT INTO users (local_id, email, email_verified, display_name, photo_url, phone_number, disabled, custom_attributes,
                 created_at, last_login_at, tokens_valid_after, valid_since)
             VALUES (\(user.localID), \(user.email), \(user.emailVerified), \(user.displayName), \(user.photoURL), \(user.phoneNumber),
                 \(user.disabled), \(user.customAttributes), to_timestamp(\(user.createdAt.timeIntervalSince1970)),
                 to_timestamp(\(user.lastLoginAt?.timeIntervalSince1970)), \(now), \(RevocationRules.seconds(now)))
-            """,
-            logger: logger
-        )
+            """)
         if let credential = user.password {
-            try await writePassword(credential.stored, localID: user.localID, now: credential.updatedAt, on: connection, logger: logger)
+            try await writePassword(credential.stored, localID: user.localID, now: credential.updatedAt)
         }
         for link in user.federated {
-            try await connection.query(
-                """
+            try await query("""
                 INSERT INTO federated_identities (local_id, provider_id, raw_id, email, display_name, photo_url, linked_at)
                 VALUES (\(user.localID), \(link.providerID), \(link.rawID), \(link.email), \(link.displayName), \(link.photoURL), \(now))
-                """,
-                logger: logger
-            )
+                """)
         }
         try await audit(
-            "user.import", localID: user.localID, details: ["email": user.email ?? ""], always: false, on: connection, logger: logger)
+            "user.import", localID: user.localID, details: ["email": user.email ?? ""], always: false)
     }
 }

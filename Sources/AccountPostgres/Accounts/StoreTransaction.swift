@@ -1,0 +1,133 @@
+public import AccountCore
+import Foundation
+import Logging
+import PostgresNIO
+
+/// One transaction of the store (or one statement's connection, for a read or an optimistic
+/// write): the connection between BEGIN and COMMIT, and the steps the features share. A feature
+/// reads and locks through it, asks Core for the plan, and writes the plan through it; Core never
+/// sees it, nor the driver under it.
+struct StoreTransaction {
+    let connection: DatabaseConnection
+    let logger: Logger
+
+    /// Runs a statement in the transaction.
+    @discardableResult
+    func query(_ query: PostgresQuery) async throws -> PostgresRowSequence {
+        try await connection.query(query, logger: logger)
+    }
+
+    /// Runs a prepared statement in the transaction.
+    @discardableResult
+    func execute<Statement: PreparedQuery>(_ statement: Statement) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow> {
+        try await connection.execute(statement, logger: logger)
+    }
+
+    /// Announces `revoked` to every replica (`pg_notify`, delivered when the transaction commits)
+    /// and to this one when the store call ends. Every revocation goes through here.
+    func announce(_ revoked: Revoked) async throws {
+        let payload: String
+        switch revoked {
+        case .user(let localID): payload = "u:" + localID
+        case .session(let sessionID): payload = "s:" + sessionID
+        }
+        try await query("SELECT pg_notify(\(revocationChannel), \(payload))")
+        announced?.revoked.withLock { $0.append(revoked) }
+    }
+
+    func user(localID: String, lock: Bool) async throws -> UserRecord? {
+        let rows =
+            lock
+            ? try await execute(Prepared.UserByLocalIDForUpdate(binds: binds(localID)))
+            : try await execute(Prepared.UserByLocalID(binds: binds(localID)))
+        for try await row in rows { return try decodeUser(row) }
+        return nil
+    }
+
+    func user(email: String, lock: Bool) async throws -> UserRecord? {
+        let rows =
+            lock
+            ? try await execute(Prepared.UserByEmailForUpdate(binds: binds(email)))
+            : try await execute(Prepared.UserByEmail(binds: binds(email)))
+        for try await row in rows { return try decodeUser(row) }
+        return nil
+    }
+
+    func localID(ofEmail email: String) async throws -> String? {
+        for try await row in try await execute(Prepared.LocalIDByEmail(binds: binds(email))) {
+            return try row.decode(String.self)
+        }
+        return nil
+    }
+
+    /// Reference §3.2 step 5 under the user's row lock: the caller's session is live and its token
+    /// not older than V.
+    func check(_ guardSession: SessionGuard, user: UserRecord) async throws {
+        let rows = try await query("""
+            SELECT revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) AND NOT user_deleted
+            FROM sessions WHERE session_id = \(guardSession.sessionID) AND local_id = \(user.localID)
+            """)
+        var live = false
+        for try await value in rows.decode(Bool.self) { live = value }
+        guard live, guardSession.issuedAt >= user.validSince else { throw AccountError(.tokenExpired) }
+    }
+
+    /// Revokes every live session of a locked user and moves V (reference §3.5 item 2).
+    func revokeAll(user: UserRecord, reason: RevokeReason, now: Date) async throws
+        -> (revoked: [String], validSince: Int64)
+    {
+        var lastMint: Date?
+        for try await value in try await query("SELECT max(last_mint_at) FROM sessions WHERE tenant_id = '' AND local_id = \(user.localID)").decode(Date?.self) {
+            lastMint = value
+        }
+        let validSince = RevocationRules.validSince(revokedAt: now, lastMint: lastMint, previous: user.validSince)
+        try await query("UPDATE users SET tokens_valid_after = \(now), valid_since = \(validSince) WHERE tenant_id = '' AND local_id = \(user.localID)")
+        let rows = try await query("""
+            UPDATE sessions SET revoked_at = \(now), revoke_reason = \(reason.rawValue)
+            WHERE tenant_id = '' AND local_id = \(user.localID) AND revoked_at IS NULL RETURNING session_id
+            """)
+        var revoked: [String] = []
+        for try await id in rows.decode(String.self) { revoked.append(id) }
+        try await announce(.user(user.localID))
+        try await audit(
+            "sessions.revoke_all", localID: user.localID,
+            details: ["reason": reason.rawValue, "revoked": String(revoked.count), "validSince": String(validSince)])
+        return (revoked.sorted(), validSince)
+    }
+
+    /// Writes an `audit_events` row in the current transaction. Revocations are always recorded;
+    /// other changes when an admin made them (`always: false`).
+    func audit(
+        _ action: String, localID: String?, details: [String: String] = [:], always: Bool = true, actor: AuditActor? = nil
+    ) async throws {
+        let who = actor ?? AuditContext.actor ?? localID.map(AuditActor.user) ?? .system
+        guard always || { if case .admin = who { return true } else { return false } }() else { return }
+        let json = String(decoding: try JSONEncoder().encode(details), as: UTF8.self)
+        try await query("""
+            INSERT INTO audit_events (actor_type, actor, action, local_id, details)
+            VALUES (\(who.type), \(who.name), \(action), \(localID), \(json)::jsonb)
+            """)
+    }
+
+    /// Inserts a session and records its first mint: `iat` = max(now's second, V), `auth_time` = iat.
+    func insertSession(_ session: NewSession, user: UserRecord, now: Date)
+        async throws
+        -> MintTicket
+    {
+        let (binds, ticket) = try sessionBinds(session, localID: user.localID, validSince: user.validSince, now: now)
+        _ = try await execute(Prepared.SessionInsert(binds: binds))
+        return ticket
+    }
+}
+
+extension PostgresAccountStore {
+    /// Runs `body` as one transaction: BEGIN, the body, COMMIT (ROLLBACK when it throws), run again
+    /// after a deadlock, database errors translated (``translating(_:)``).
+    func transaction<T>(_ body: (StoreTransaction) async throws -> T) async throws -> T {
+        try await translating {
+            try await database.withTransaction(logger: logger) { connection in
+                try await body(StoreTransaction(connection: connection, logger: logger))
+            }
+        }
+    }
+}
