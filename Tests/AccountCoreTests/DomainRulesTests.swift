@@ -257,3 +257,79 @@ struct UpdateRevocationTests {
         #expect(claims.revokeReason(for: user) == nil && claims.changesTokenState)
     }
 }
+
+@Suite("Email-link rules (pure)")
+struct EmailLinkRulesTests {
+    let now = Date(timeIntervalSince1970: 1_700_000_000)
+    let user = UserRecord(localID: "u1", email: "a@example.com", createdAt: Date(), validSince: 100, tokensValidAfter: Date())
+
+    func code(email: String = "a@example.com", kind: ActionCodeKind = .emailSignIn, expiresIn: TimeInterval = 60, used: Bool = false)
+        -> ActionCodeRecord
+    {
+        ActionCodeRecord(
+            kind: kind, localID: nil, email: email, newEmail: nil, lang: "en", expiresAt: now + expiresIn, usedAt: used ? now : nil)
+    }
+
+    func refusal(_ body: () throws(AccountError) -> Void) -> AccountError.Code? {
+        do {
+            try body()
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+
+    @Test("§4.3: only a live, unspent sign-in link completes, and only with the address it was sent to")
+    func accept() {
+        #expect(refusal { () throws(AccountError) in try EmailLinkRules.accept(code(), email: "a@example.com", now: now) } == nil)
+        #expect(refusal { () throws(AccountError) in try EmailLinkRules.accept(nil, email: "a@example.com", now: now) } == .invalidOOBCode)
+        #expect(
+            refusal { () throws(AccountError) in try EmailLinkRules.accept(code(used: true), email: "a@example.com", now: now) }
+                == .invalidOOBCode)
+        #expect(
+            refusal { () throws(AccountError) in try EmailLinkRules.accept(code(kind: .passwordReset), email: "a@example.com", now: now) }
+                == .invalidOOBCode)
+        #expect(
+            refusal { () throws(AccountError) in try EmailLinkRules.accept(code(expiresIn: -1), email: "a@example.com", now: now) }
+                == .expiredOOBCode)
+        #expect(
+            refusal { () throws(AccountError) in try EmailLinkRules.accept(code(), email: "b@example.com", now: now) } == .invalidEmail)
+    }
+
+    @Test("§4.4: signing in strips an unverified account (THE RULE), not a verified one, refuses a disabled one, creates a missing one")
+    func signIn() throws {
+        var unverified = user
+        let strip = try #require(TakeoverRules.plan(for: unverified, proof: .emailLink))
+        #expect(try EmailLinkRules.signIn(existing: unverified) == .signIn(unverified, strip: strip))
+        #expect(strip.removePassword && strip.revokeReason == .emailLinkTakeoverProtection)
+        unverified.emailVerified = true
+        #expect(try EmailLinkRules.signIn(existing: unverified) == .signIn(unverified, strip: nil))
+        #expect(try EmailLinkRules.signIn(existing: nil) == .create)
+        unverified.disabled = true
+        #expect(refusal { () throws(AccountError) in _ = try EmailLinkRules.signIn(existing: unverified) } == .userDisabled)
+    }
+
+    @Test("Linking: address taken, user gone, session revoked or older than validSince, user disabled — in that order; never a strip")
+    func link() throws {
+        let fresh = SessionGuard(sessionID: "s1", issuedAt: 100)
+        func plan(owner: String? = nil, user: UserRecord?, session: SessionGuard = fresh, live: Bool = true) throws(AccountError)
+            -> EmailLinkPlan
+        {
+            try EmailLinkRules.link(email: "b@example.com", owner: owner, user: user, session: session, sessionLive: live)
+        }
+        #expect(try plan(user: user) == .link(user, replacedEmail: "a@example.com"))
+        #expect(try plan(owner: "u1", user: user) == .link(user, replacedEmail: "a@example.com"))
+        var same = user
+        same.email = "b@example.com"
+        #expect(try plan(user: same) == .link(same, replacedEmail: nil))
+        var disabled = user
+        disabled.disabled = true
+        #expect(refusal { () throws(AccountError) in _ = try plan(owner: "u2", user: nil, live: false) } == .emailExists)
+        #expect(refusal { () throws(AccountError) in _ = try plan(user: nil, live: false) } == .userNotFound)
+        #expect(refusal { () throws(AccountError) in _ = try plan(user: disabled, live: false) } == .tokenExpired)
+        #expect(
+            refusal { () throws(AccountError) in _ = try plan(user: disabled, session: SessionGuard(sessionID: "s1", issuedAt: 99)) }
+                == .tokenExpired)
+        #expect(refusal { () throws(AccountError) in _ = try plan(user: disabled) } == .userDisabled)
+    }
+}

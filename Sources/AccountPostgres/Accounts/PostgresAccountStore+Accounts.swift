@@ -7,7 +7,7 @@ import PostgresNIO
 extension PostgresAccountStore {
     package func user(localID: String) async throws -> UserRecord? {
         try await translating {
-            try await database.withConnection { try await StoreTransaction(connection: $0, logger: logger).StoreTransaction(connecti).user(localID: localID, lock: false) }
+            try await onConnection { tx in try await tx.user(localID: localID, lock: false) }
         }
     }
 
@@ -52,75 +52,79 @@ extension PostgresAccountStore {
 
     package func createUser(_ user: UserRecord, session: NewSession?, now: Date) async throws -> (UserRecord, MintTicket?) {
         try await transaction { tx in
-                try await tx.query("""
-                    INSERT INTO users (local_id, email, email_verified, email_link_signin, initial_email, display_name, photo_url,
-                        phone_number, disabled, custom_attributes, custom_auth, created_at, last_login_at, tokens_valid_after, valid_since)
-                    VALUES (\(user.localID), \(user.email), \(user.emailVerified), \(user.emailLinkSignin), \(user.initialEmail),
-                        \(user.displayName), \(user.photoURL), \(user.phoneNumber), \(user.disabled), \(user.customAttributes),
-                        \(user.customAuth), \(user.createdAt), \(session == nil ? nil : now), \(user.tokensValidAfter), \(user.validSince))
-                    """)
-                if let credential = user.password {
-                    try await tx.writePassword(
-                        credential.stored, localID: user.localID, now: credential.updatedAt)
-                }
-                var ticket: MintTicket?
-                if let session {
-                    ticket = try await tx.insertSession(session, user: user, now: now)
-                }
-                try await tx.audit(
-                    "user.create", localID: user.localID, details: ["email": user.email ?? ""], always: false)
-                let created = try await tx.user(localID: user.localID, lock: false)!
-                return (created, ticket)
+            try await tx.query(
+                """
+                INSERT INTO users (local_id, email, email_verified, email_link_signin, initial_email, display_name, photo_url,
+                    phone_number, disabled, custom_attributes, custom_auth, created_at, last_login_at, tokens_valid_after, valid_since)
+                VALUES (\(user.localID), \(user.email), \(user.emailVerified), \(user.emailLinkSignin), \(user.initialEmail),
+                    \(user.displayName), \(user.photoURL), \(user.phoneNumber), \(user.disabled), \(user.customAttributes),
+                    \(user.customAuth), \(user.createdAt), \(session == nil ? nil : now), \(user.tokensValidAfter), \(user.validSince))
+                """)
+            if let credential = user.password {
+                try await tx.writePassword(
+                    credential.stored, localID: user.localID, now: credential.updatedAt)
             }
+            var ticket: MintTicket?
+            if let session {
+                ticket = try await tx.insertSession(session, user: user, now: now)
+            }
+            try await tx.audit(
+                "user.create", localID: user.localID, details: ["email": user.email ?? ""], always: false)
+            let created = try await tx.user(localID: user.localID, lock: false)!
+            return (created, ticket)
+        }
     }
 
     package func update(
         localID: String, guardSession: SessionGuard?, change: UserChange, replacement: NewSession?, now: Date
     ) async throws -> (UserRecord, MintTicket?, SessionRecord?) {
         try await transaction { tx in
-                guard let user = try await tx.user(localID: localID, lock: true) else {
-                    throw AccountError(.userNotFound)
-                }
-                if let guardSession { try await tx.check(guardSession, user: user) }
-                try await tx.apply(change, to: user, now: now)
-                for notice in change.notices {
-                    try await tx.insert(notice, restoreEmailVerified: user.emailVerified)
-                }
-                var current = user
-                if let reason = change.revokeReason(for: user) {
-                    current.validSince = try await tx.revokeAll(user: user, reason: reason, now: now)
-                        .validSince
-                }
-                var ticket: MintTicket?
-                if let replacement {
-                    ticket = try await tx.insertSession(replacement, user: current, now: now)
-                }
-                if change.changesTokenState {
-                    try await tx.announce(.user(localID))
-                }
-                try await tx.audit(
-                    "user.update", localID: localID, details: change.summary, always: false)
-                let updated = try await tx.user(localID: localID, lock: false)!
-                return (updated, ticket, nil)
+            guard let user = try await tx.user(localID: localID, lock: true) else {
+                throw AccountError(.userNotFound)
             }
+            if let guardSession { try await tx.check(guardSession, user: user) }
+            try await tx.apply(change, to: user, now: now)
+            for notice in change.notices {
+                try await tx.insert(notice, restoreEmailVerified: user.emailVerified)
+            }
+            var current = user
+            if let reason = change.revokeReason(for: user) {
+                current.validSince = try await tx.revokeAll(user: user, reason: reason, now: now)
+                    .validSince
+            }
+            var ticket: MintTicket?
+            if let replacement {
+                ticket = try await tx.insertSession(replacement, user: current, now: now)
+            }
+            if change.changesTokenState {
+                try await tx.announce(.user(localID))
+            }
+            try await tx.audit(
+                "user.update", localID: localID, details: change.summary, always: false)
+            let updated = try await tx.user(localID: localID, lock: false)!
+            return (updated, ticket, nil)
+        }
     }
 
     package func delete(localID: String, guardSession: SessionGuard?, now: Date) async throws {
         try await transaction { tx in
-                guard let user = try await tx.user(localID: localID, lock: true) else {
-                    throw AccountError(.userNotFound)
-                }
-                if let guardSession { try await tx.check(guardSession, user: user) }
-                try await tx.query("""
-                    UPDATE sessions SET revoked_at = coalesce(revoked_at, \(now)),
-                        revoke_reason = coalesce(revoke_reason, \(RevokeReason.userDeleted.rawValue)), user_deleted = true
-                    WHERE tenant_id = '' AND local_id = \(localID)
-                    """)
-                try await tx.query("UPDATE action_codes SET used_at = \(now), used_reason = 'USER_DELETED' WHERE tenant_id = '' AND local_id = \(localID) AND used_at IS NULL")
-                try await tx.query("DELETE FROM users WHERE tenant_id = '' AND local_id = \(localID)")
-                try await tx.announce(.user(localID))
-                try await tx.audit("user.delete", localID: localID, details: ["email": user.email ?? ""])
+            guard let user = try await tx.user(localID: localID, lock: true) else {
+                throw AccountError(.userNotFound)
             }
+            if let guardSession { try await tx.check(guardSession, user: user) }
+            try await tx.query(
+                """
+                UPDATE sessions SET revoked_at = coalesce(revoked_at, \(now)),
+                    revoke_reason = coalesce(revoke_reason, \(RevokeReason.userDeleted.rawValue)), user_deleted = true
+                WHERE tenant_id = '' AND local_id = \(localID)
+                """)
+            try await tx.query(
+                "UPDATE action_codes SET used_at = \(now), used_reason = 'USER_DELETED' WHERE tenant_id = '' AND local_id = \(localID) AND used_at IS NULL"
+            )
+            try await tx.query("DELETE FROM users WHERE tenant_id = '' AND local_id = \(localID)")
+            try await tx.announce(.user(localID))
+            try await tx.audit("user.delete", localID: localID, details: ["email": user.email ?? ""])
+        }
     }
 
     /// Imported hash parameters as the `parameters` jsonb column stores them; ``decodeUser(_:)``
@@ -136,8 +140,9 @@ extension StoreTransaction {
     func writePassword(_ stored: StoredPassword, localID: String, now: Date)
         async throws
     {
-        let parameters = parametersJSON(stored.parameters)
-        try await query("""
+        let parameters = PostgresAccountStore.parametersJSON(stored.parameters)
+        try await query(
+            """
             INSERT INTO password_credentials (local_id, algorithm, hash, salt, parameters, updated_at)
             VALUES (\(localID), \(stored.algorithm), \(Data(stored.hash)), \(stored.salt.map { Data($0) }), \(parameters)::jsonb, \(now))
             ON CONFLICT (tenant_id, local_id) DO UPDATE SET algorithm = EXCLUDED.algorithm, hash = EXCLUDED.hash,
@@ -145,9 +150,8 @@ extension StoreTransaction {
             """)
     }
 
-    /// Writes the fields of a change (reference §4.7 effects); revocation is the caller's.
-    func apply(_ change: UserChange, to user: UserRecord, now: Date) async throws
-    {
+    /// Writes the fields of a change (identity-toolkit.md §4.7 effects); revocation is the caller's.
+    func apply(_ change: UserChange, to user: UserRecord, now: Date) async throws {
         let localID = user.localID
         func set(_ column: String, _ value: FieldChange<String>) async throws {
             switch value {
@@ -156,10 +160,13 @@ extension StoreTransaction {
                 var binds = PostgresBindings()
                 binds.append(text)
                 binds.append(localID)
-                try await query(PostgresQuery(unsafeSQL: "UPDATE users SET \(column) = $1 WHERE tenant_id = '' AND local_id = $2", binds: binds))
+                try await query(
+                    PostgresQuery(unsafeSQL: "UPDATE users SET \(column) = $1 WHERE tenant_id = '' AND local_id = $2", binds: binds))
             case .clear:
-                try await query(PostgresQuery(
-                        unsafeSQL: "UPDATE users SET \(column) = NULL WHERE tenant_id = '' AND local_id = $1", binds: binds(localID)))
+                try await query(
+                    PostgresQuery(
+                        unsafeSQL: "UPDATE users SET \(column) = NULL WHERE tenant_id = '' AND local_id = $1",
+                        binds: PostgresAccountStore.binds(localID)))
             }
         }
         try await set("display_name", change.displayName)
@@ -167,20 +174,24 @@ extension StoreTransaction {
         try await set("phone_number", change.phoneNumber)
         try await set("custom_attributes", change.customAttributes)
         if case .set(let email) = change.email {
-            try await query("""
+            try await query(
+                """
                 UPDATE users SET email = \(email), email_verified = \(change.emailVerified ?? false), email_link_signin = false,
                     initial_email = coalesce(initial_email, email)
                 WHERE tenant_id = '' AND local_id = \(localID)
                 """)
         } else if case .clear = change.email {
-            try await query("UPDATE users SET email = NULL, email_verified = false, email_link_signin = false WHERE tenant_id = '' AND local_id = \(localID)")
+            try await query(
+                "UPDATE users SET email = NULL, email_verified = false, email_link_signin = false WHERE tenant_id = '' AND local_id = \(localID)"
+            )
         } else if let verified = change.emailVerified {
             try await query("UPDATE users SET email_verified = \(verified) WHERE tenant_id = '' AND local_id = \(localID)")
         }
         if let password = change.password {
             try await writePassword(password, localID: localID, now: now)
             try await query("UPDATE users SET credential_version = credential_version + 1 WHERE tenant_id = '' AND local_id = \(localID)")
-            try await query("""
+            try await query(
+                """
                 UPDATE action_codes SET used_at = \(now), used_reason = 'PASSWORD_CHANGED'
                 WHERE tenant_id = '' AND local_id = \(localID) AND kind = 'PASSWORD_RESET' AND used_at IS NULL
                 """)
@@ -189,14 +200,16 @@ extension StoreTransaction {
             switch provider {
             case "password":
                 try await query("DELETE FROM password_credentials WHERE tenant_id = '' AND local_id = \(localID)")
-                try await query("""
+                try await query(
+                    """
                     UPDATE users SET email_link_signin = false, credential_version = credential_version + 1
                     WHERE tenant_id = '' AND local_id = \(localID)
                     """)
             case "phone":
                 try await query("UPDATE users SET phone_number = NULL WHERE tenant_id = '' AND local_id = \(localID)")
             default:
-                try await query("DELETE FROM federated_identities WHERE tenant_id = '' AND local_id = \(localID) AND provider_id = \(provider)")
+                try await query(
+                    "DELETE FROM federated_identities WHERE tenant_id = '' AND local_id = \(localID) AND provider_id = \(provider)")
             }
         }
         if let disabled = change.disabled {

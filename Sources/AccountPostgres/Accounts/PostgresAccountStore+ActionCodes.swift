@@ -12,168 +12,164 @@ extension PostgresAccountStore: ActionCodeStore {
 
     package func store(_ code: OutgoingCode, precondition: IssuePrecondition?) async throws {
         try await transaction { tx in
-                if let precondition {
-                    guard let user = try await tx.user(localID: precondition.localID, lock: true) else {
-                        throw AccountError(.userNotFound)
-                    }
-                    if let session = precondition.session { try await tx.check(session, user: user) }
-                    guard user.credentialVersion == precondition.credentialVersion, user.email == precondition.email else {
-                        throw AccountError(.unavailable, "The account changed while the code was made; retry.")
-                    }
+            if let precondition {
+                guard let user = try await tx.user(localID: precondition.localID, lock: true) else {
+                    throw AccountError(.userNotFound)
                 }
-                try await tx.insert(code)
+                if let session = precondition.session { try await tx.check(session, user: user) }
+                guard user.credentialVersion == precondition.credentialVersion, user.email == precondition.email else {
+                    throw AccountError(.unavailable, "The account changed while the code was made; retry.")
+                }
             }
+            try await tx.insert(code)
+        }
     }
 
     package func code(_ code: String) async throws -> ActionCodeRecord? {
         try await translating {
-            try await database.withConnection { connection in
-                try await tx.code(code, lock: false)
-            }
+            try await onConnection { tx in try await tx.code(code, lock: false) }
         }
     }
 
     package func apply(_ code: String, recover: OutgoingCode?, now: Date) async throws -> UserRecord {
         try await transaction { tx in
-                guard let record = try await tx.spend(code, now: now) else {
-                    throw AccountError(.invalidOOBCode)
-                }
-                try record.requireUsable(kinds: [.verifyEmail, .verifyAndChangeEmail, .recoverEmail], now: now)
-                guard let localID = record.localID,
-                    let user = try await tx.user(localID: localID, lock: true)
-                else { throw AccountError(.emailNotFound) }
-                if user.disabled { throw AccountError(.userDisabled) }
-                guard user.email == record.email else { throw AccountError(.invalidOOBCode) }
-                switch record.kind {
-                case .verifyEmail:
-                    try await tx.query("UPDATE users SET email_verified = true WHERE tenant_id = '' AND local_id = \(localID)")
-                case .verifyAndChangeEmail, .recoverEmail:
-                    guard let target = record.newEmail else { throw AccountError(.invalidOOBCode) }
-                    if let owner = try await tx.localID(ofEmail: target), owner != localID {
-                        throw AccountError(.emailExists)
-                    }
-                    // A change proves the new mailbox; a recovery gives back the old address as it
-                    // was, so an unproven address stays unproven (and the stripping rule still
-                    // applies to whoever proves it later).
-                    let verified = record.kind == .verifyAndChangeEmail || record.restoreEmailVerified
-                    try await tx.query("""
-                        UPDATE users SET email = \(target), email_verified = \(verified), email_link_signin = false,
-                            initial_email = coalesce(initial_email, email)
-                        WHERE tenant_id = '' AND local_id = \(localID)
-                        """)
-                    _ = try await tx.revokeAll(user: user, reason: .emailChanged, now: now)
-                    if record.kind == .verifyAndChangeEmail, let recover {
-                        try await tx.insert(recover, restoreEmailVerified: user.emailVerified)
-                    }
-                default:
-                    throw AccountError(.invalidOOBCode)
-                }
-                return try await tx.user(localID: localID, lock: false)!
+            guard let record = try await tx.spend(code, now: now) else {
+                throw AccountError(.invalidOOBCode)
             }
+            try record.requireUsable(kinds: [.verifyEmail, .verifyAndChangeEmail, .recoverEmail], now: now)
+            guard let localID = record.localID,
+                let user = try await tx.user(localID: localID, lock: true)
+            else { throw AccountError(.emailNotFound) }
+            if user.disabled { throw AccountError(.userDisabled) }
+            guard user.email == record.email else { throw AccountError(.invalidOOBCode) }
+            switch record.kind {
+            case .verifyEmail:
+                try await tx.query("UPDATE users SET email_verified = true WHERE tenant_id = '' AND local_id = \(localID)")
+            case .verifyAndChangeEmail, .recoverEmail:
+                guard let target = record.newEmail else { throw AccountError(.invalidOOBCode) }
+                if let owner = try await tx.localID(ofEmail: target), owner != localID {
+                    throw AccountError(.emailExists)
+                }
+                // A change proves the new mailbox; a recovery gives back the old address as it
+                // was, so an unproven address stays unproven (and the stripping rule still
+                // applies to whoever proves it later).
+                let verified = record.kind == .verifyAndChangeEmail || record.restoreEmailVerified
+                try await tx.query(
+                    """
+                    UPDATE users SET email = \(target), email_verified = \(verified), email_link_signin = false,
+                        initial_email = coalesce(initial_email, email)
+                    WHERE tenant_id = '' AND local_id = \(localID)
+                    """)
+                _ = try await tx.revokeAll(user: user, reason: .emailChanged, now: now)
+                if record.kind == .verifyAndChangeEmail, let recover {
+                    try await tx.insert(recover, restoreEmailVerified: user.emailVerified)
+                }
+            default:
+                throw AccountError(.invalidOOBCode)
+            }
+            return try await tx.user(localID: localID, lock: false)!
+        }
     }
 
     package func resetPassword(_ code: String, password: StoredPassword, now: Date) async throws -> UserRecord {
         try await transaction { tx in
-                guard let record = try await tx.code(code, lock: true) else {
-                    throw AccountError(.invalidOOBCode)
-                }
-                try record.requireUsable(kinds: [.passwordReset], now: now)
-                guard let localID = record.localID,
-                    let user = try await tx.user(localID: localID, lock: true)
-                else { throw AccountError(.emailNotFound) }
-                guard user.email == record.email else { throw AccountError(.invalidOOBCode) }
-                if user.disabled { throw AccountError(.userDisabled) }
-                if let plan = TakeoverRules.plan(for: user, proof: .passwordReset) {
-                    try await tx.strip(plan, from: user, now: now)
-                }
-                try await tx.writePassword(password, localID: localID, now: now)
-                try await tx.query("""
-                    UPDATE users SET email_verified = true, credential_version = credential_version + 1
-                    WHERE tenant_id = '' AND local_id = \(localID)
-                    """)
-                try await tx.query("""
-                    UPDATE action_codes SET used_at = \(now), used_reason = 'PASSWORD_RESET'
-                    WHERE tenant_id = '' AND local_id = \(localID) AND kind = 'PASSWORD_RESET' AND used_at IS NULL
-                    """)
-                let current = try await tx.user(localID: localID, lock: false)!
-                _ = try await tx.revokeAll(user: current, reason: .passwordReset, now: now)
-                return try await tx.user(localID: localID, lock: false)!
+            guard let record = try await tx.code(code, lock: true) else {
+                throw AccountError(.invalidOOBCode)
             }
+            try record.requireUsable(kinds: [.passwordReset], now: now)
+            guard let localID = record.localID,
+                let user = try await tx.user(localID: localID, lock: true)
+            else { throw AccountError(.emailNotFound) }
+            guard user.email == record.email else { throw AccountError(.invalidOOBCode) }
+            if user.disabled { throw AccountError(.userDisabled) }
+            if let plan = TakeoverRules.plan(for: user, proof: .passwordReset) {
+                try await tx.strip(plan, from: user, now: now)
+            }
+            try await tx.writePassword(password, localID: localID, now: now)
+            try await tx.query(
+                """
+                UPDATE users SET email_verified = true, credential_version = credential_version + 1
+                WHERE tenant_id = '' AND local_id = \(localID)
+                """)
+            try await tx.query(
+                """
+                UPDATE action_codes SET used_at = \(now), used_reason = 'PASSWORD_RESET'
+                WHERE tenant_id = '' AND local_id = \(localID) AND kind = 'PASSWORD_RESET' AND used_at IS NULL
+                """)
+            let current = try await tx.user(localID: localID, lock: false)!
+            _ = try await tx.revokeAll(user: current, reason: .passwordReset, now: now)
+            return try await tx.user(localID: localID, lock: false)!
+        }
     }
 
+    /// Reads what ``EmailLinkRules`` decides on, under the user's row lock, and writes its plan.
     package func completeEmailLink(_ completion: EmailLinkCompletion) async throws -> (UserRecord, MintTicket, isNewUser: Bool) {
         try await transaction { tx in
-                let now = completion.now
-                guard let record = try await tx.spend(completion.code, now: now) else {
-                    throw AccountError(.invalidOOBCode)
-                }
-                try record.requireUsable(kinds: [.emailSignIn], now: now)
-                guard record.email == completion.email else {
-                    throw AccountError(.invalidEmail, "The email provided does not match the sign-in email address.")
-                }
-                var isNewUser = false
-                var localID: String
-                // The user as written, when it can be known without reading it back.
-                var written: UserRecord?
-                if let (linkID, guardSession) = completion.linkTo {
-                    // Link: the caller proves the session and the mailbox; nothing is stripped.
-                    if let owner = try await tx.localID(ofEmail: completion.email), owner != linkID {
-                        throw AccountError(.emailExists)
-                    }
-                    guard let user = try await tx.user(localID: linkID, lock: true) else {
-                        throw AccountError(.userNotFound)
-                    }
-                    try await tx.check(guardSession, user: user)
-                    if user.disabled { throw AccountError(.userDisabled) }
-                    localID = linkID
-                    try await tx.query("""
-                        UPDATE users SET email = \(completion.email), email_verified = true, email_link_signin = true,
-                            last_login_at = \(now), initial_email = CASE WHEN email IS NOT NULL AND email <> \(completion.email)
-                                                 THEN coalesce(initial_email, email) ELSE initial_email END
-                        WHERE tenant_id = '' AND local_id = \(linkID)
-                        """)
-                    if let old = user.email, old != completion.email {
-                        _ = try await tx.revokeAll(user: user, reason: .emailChanged, now: now)
-                        if let recover = completion.recover {
-                            try await tx.insert(recover, restoreEmailVerified: user.emailVerified)
-                        }
-                    }
-                } else if var user = try await tx.user(email: completion.email, lock: true) {
-                    if user.disabled { throw AccountError(.userDisabled) }
-                    localID = user.localID
-                    if let plan = TakeoverRules.plan(for: user, proof: .emailLink) {
-                        try await tx.strip(plan, from: user, now: now)
-                    }
-                    var binds = PostgresBindings()
-                    binds.append(now)
-                    binds.append(localID)
-                    _ = try await tx.execute(Prepared.EmailLinkLogin(binds: binds))
-                    if user.emailVerified {
-                        // The common case, a verified account: only the two columns above changed.
-                        user.emailLinkSignin = true
-                        user.lastLoginAt = now
-                        written = user
-                    }
-                } else {
-                    localID = completion.newLocalID
-                    isNewUser = true
-                    try await tx.query("""
-                        INSERT INTO users (local_id, email, email_verified, email_link_signin, created_at, last_login_at, tokens_valid_after,
-                            valid_since)
-                        VALUES (\(localID), \(completion.email), true, true, \(now), \(now), \(now), \(RevocationRules.seconds(now)))
-                        """)
-                }
-                if written == nil { written = try await tx.user(localID: localID, lock: false) }
-                guard let user = written else { throw AccountError(.unavailable) }
-                let ticket = try await tx.insertSession(completion.session, user: user, now: now)
-                return (user, ticket, isNewUser)
+            let now = completion.now
+            try EmailLinkRules.accept(try await tx.spend(completion.code, now: now), email: completion.email, now: now)
+            let plan: EmailLinkPlan
+            if let (linkID, guardSession) = completion.linkTo {
+                let owner = try await tx.localID(ofEmail: completion.email)
+                let user = try await tx.user(localID: linkID, lock: true)
+                let live = user == nil ? false : try await tx.isLive(guardSession, localID: linkID)
+                plan = try EmailLinkRules.link(email: completion.email, owner: owner, user: user, session: guardSession, sessionLive: live)
+            } else {
+                plan = try EmailLinkRules.signIn(existing: try await tx.user(email: completion.email, lock: true))
             }
+            var isNewUser = false
+            var localID: String
+            // The user as written, when it can be known without reading it back.
+            var written: UserRecord?
+            switch plan {
+            case .link(let user, let replacedEmail):
+                localID = user.localID
+                try await tx.query(
+                    """
+                    UPDATE users SET email = \(completion.email), email_verified = true, email_link_signin = true,
+                        last_login_at = \(now), initial_email = CASE WHEN email IS NOT NULL AND email <> \(completion.email)
+                                             THEN coalesce(initial_email, email) ELSE initial_email END
+                    WHERE tenant_id = '' AND local_id = \(localID)
+                    """)
+                if replacedEmail != nil {
+                    _ = try await tx.revokeAll(user: user, reason: .emailChanged, now: now)
+                    if let recover = completion.recover {
+                        try await tx.insert(recover, restoreEmailVerified: user.emailVerified)
+                    }
+                }
+            case .signIn(var user, let strip):
+                localID = user.localID
+                if let strip { try await tx.strip(strip, from: user, now: now) }
+                var binds = PostgresBindings()
+                binds.append(now)
+                binds.append(localID)
+                _ = try await tx.execute(Prepared.EmailLinkLogin(binds: binds))
+                if strip == nil {
+                    // The common case, a verified account: only the two columns above changed.
+                    user.emailLinkSignin = true
+                    user.lastLoginAt = now
+                    written = user
+                }
+            case .create:
+                localID = completion.newLocalID
+                isNewUser = true
+                try await tx.query(
+                    """
+                    INSERT INTO users (local_id, email, email_verified, email_link_signin, created_at, last_login_at, tokens_valid_after,
+                        valid_since)
+                    VALUES (\(localID), \(completion.email), true, true, \(now), \(now), \(now), \(RevocationRules.seconds(now)))
+                    """)
+            }
+            if written == nil { written = try await tx.user(localID: localID, lock: false) }
+            guard let user = written else { throw AccountError(.unavailable) }
+            let ticket = try await tx.insertSession(completion.session, user: user, now: now)
+            return (user, ticket, isNewUser)
+        }
     }
 
     // MARK: Steps
 
     /// The first row of ``Prepared/ActionCode``'s columns.
-    private static func decodeCode(_ rows: some AsyncSequence<PostgresRow, any Error>) async throws -> ActionCodeRecord? {
+    static func decodeCode(_ rows: some AsyncSequence<PostgresRow, any Error>) async throws -> ActionCodeRecord? {
         for try await row in rows {
             let (kind, localID, email, newEmail, lang, expiresAt, usedAt, restoreVerified) = try row.decode(
                 (String, String?, String, String?, String, Date, Date?, Bool?).self)
@@ -197,11 +193,13 @@ extension StoreTransaction {
             try await query("DELETE FROM password_credentials WHERE tenant_id = '' AND local_id = \(localID)")
         }
         try await query("DELETE FROM federated_identities WHERE tenant_id = '' AND local_id = \(localID)")
-        try await query("""
+        try await query(
+            """
             UPDATE users SET phone_number = NULL, credential_version = credential_version + 1
             WHERE tenant_id = '' AND local_id = \(localID)
             """)
-        try await query("""
+        try await query(
+            """
             UPDATE action_codes SET used_at = \(now), used_reason = 'EMAIL_LINK_TAKEOVER_PROTECTION'
             WHERE tenant_id = '' AND local_id = \(localID) AND used_at IS NULL AND kind <> ALL(\(StripPlan.keptCodeKinds.map(\.rawValue)))
             """)
@@ -211,7 +209,7 @@ extension StoreTransaction {
     /// Writes a code (and queues its email). An earlier unspent code of the same kind for the same
     /// user is retired first, as Firebase answers it `INVALID_OOB_CODE` once a newer one was sent;
     /// sign-in codes for an address with no account yet belong to no user and are all kept (the
-    /// first completion creates the account, reference §7 item 37). `restoreEmailVerified` is, for a
+    /// first completion creates the account, identity-toolkit.md §7 item 37). `restoreEmailVerified` is, for a
     /// recover code, whether the address it restores was verified before the change. A code being
     /// spent right now (its row locked, then the user's: the other lock order) is skipped rather
     /// than waited for, so issuing and spending never deadlock; it is being used up anyway.
@@ -220,7 +218,8 @@ extension StoreTransaction {
     ) async throws {
         let code = outgoing.code
         if let localID = code.localID {
-            try await query("""
+            try await query(
+                """
                 UPDATE action_codes SET used_at = \(code.createdAt), used_reason = 'SUPERSEDED'
                 WHERE code_hash IN (
                     SELECT code_hash FROM action_codes
@@ -228,25 +227,26 @@ extension StoreTransaction {
                     FOR UPDATE SKIP LOCKED)
                 """)
         }
-        try await query("""
+        try await query(
+            """
             INSERT INTO action_codes (code_hash, kind, local_id, email, new_email, settings, lang, created_at, expires_at,
                 restore_email_verified)
-            VALUES (\(hash(code.code)), \(code.kind.rawValue), \(code.localID), \(code.email), \(code.newEmail),
+            VALUES (\(PostgresAccountStore.hash(code.code)), \(code.kind.rawValue), \(code.localID), \(code.email), \(code.newEmail),
                 \(code.settingsJSON)::jsonb, \(code.lang), \(code.createdAt), \(code.expiresAt), \(restoreEmailVerified))
             """)
         if let email = outgoing.email {
-            try await PostgresOutbox.enqueue(email)
+            try await PostgresOutbox.enqueue(email, on: connection, logger: logger)
         }
     }
 
     func code(_ code: String, lock: Bool) async throws -> ActionCodeRecord? {
         var binds = PostgresBindings()
-        try binds.append(hash(code))
+        try binds.append(PostgresAccountStore.hash(code))
         let rows =
             lock
             ? try await execute(Prepared.ActionCodeForUpdate(binds: binds))
             : try await execute(Prepared.ActionCode(binds: binds))
-        return try await decodeCode(rows)
+        return try await PostgresAccountStore.decodeCode(rows)
     }
 
     /// Spends `code` in the caller's transaction and returns it as it was before, in one round
@@ -255,11 +255,11 @@ extension StoreTransaction {
     func spend(_ code: String, now: Date) async throws -> ActionCodeRecord? {
         var binds = PostgresBindings()
         binds.append(now)
-        try binds.append(hash(code))
-        if let unspent = try await decodeCode(try await execute(Prepared.ActionCodeSpend(binds: binds))) {
+        try binds.append(PostgresAccountStore.hash(code))
+        if let unspent = try await PostgresAccountStore.decodeCode(try await execute(Prepared.ActionCodeSpend(binds: binds))) {
             return unspent
         }
-        return try await code(code, lock: false)
+        return try await self.code(code, lock: false)
     }
 
 }

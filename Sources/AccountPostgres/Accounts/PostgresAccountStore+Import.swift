@@ -11,20 +11,18 @@ extension PostgresAccountStore: UserImportStore {
     /// fails (email taken, overwrite refused) rolls back alone and is reported by index.
     package func importUsers(_ users: [(index: Int, user: UserRecord)], allowOverwrite: Bool, now: Date) async throws -> [Int: String] {
         try await transaction { tx in
-                if users.isEmpty { return [:] }
-                try await tx.query("SAVEPOINT import_batch")
-                do {
-                    try await tx.insertBatch(users.map(\.user), now: now)
-                    try await tx.query("RELEASE SAVEPOINT import_batch")
-                    return [:]
-                } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
-                    try await tx.query("ROLLBACK TO SAVEPOINT import_batch")
-                }
-                return try await tx.importOneByOne(users, allowOverwrite: allowOverwrite, now: now)
+            if users.isEmpty { return [:] }
+            try await tx.query("SAVEPOINT import_batch")
+            do {
+                try await tx.insertBatch(users.map(\.user), now: now)
+                try await tx.query("RELEASE SAVEPOINT import_batch")
+                return [:]
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+                try await tx.query("ROLLBACK TO SAVEPOINT import_batch")
             }
+            return try await tx.importOneByOne(users, allowOverwrite: allowOverwrite, now: now)
+        }
     }
-
-
 
 }
 
@@ -54,7 +52,7 @@ extension StoreTransaction {
                         "local_id": .string(user.localID), "algorithm": .string(stored.algorithm),
                         "hash": .string(Data(stored.hash).base64EncodedString()),
                         "salt": text(stored.salt.map { Data($0).base64EncodedString() }),
-                        "parameters": .string(parametersJSON(stored.parameters)),
+                        "parameters": .string(PostgresAccountStore.parametersJSON(stored.parameters)),
                         "updated_at": seconds(credential.updatedAt),
                     ]))
             }
@@ -67,7 +65,8 @@ extension StoreTransaction {
             }
         }
         let document = JSONValue.array(rows).serialized()
-        try await query("""
+        try await query(
+            """
             INSERT INTO users (local_id, email, email_verified, display_name, photo_url, phone_number, disabled, custom_attributes,
                 created_at, last_login_at, tokens_valid_after, valid_since)
             SELECT u.local_id, u.email, u.email_verified, u.display_name, u.photo_url, u.phone_number, u.disabled, u.custom_attributes,
@@ -76,7 +75,8 @@ extension StoreTransaction {
                 photo_url text, phone_number text, disabled boolean, custom_attributes text, created_at float8, last_login_at float8)
             """)
         if !passwords.isEmpty {
-            try await query("""
+            try await query(
+                """
                 INSERT INTO password_credentials (local_id, algorithm, hash, salt, parameters, updated_at)
                 SELECT p.local_id, p.algorithm, decode(p.hash, 'base64'), decode(p.salt, 'base64'), p.parameters::jsonb,
                     to_timestamp(p.updated_at)
@@ -85,7 +85,8 @@ extension StoreTransaction {
                 """)
         }
         if !links.isEmpty {
-            try await query("""
+            try await query(
+                """
                 INSERT INTO federated_identities (local_id, provider_id, raw_id, email, display_name, photo_url, linked_at)
                 SELECT f.local_id, f.provider_id, f.raw_id, f.email, f.display_name, f.photo_url, \(now)
                 FROM json_to_recordset(\(JSONValue.array(links).serialized())::json)
@@ -94,7 +95,8 @@ extension StoreTransaction {
         }
         // The per-user audit rows `insertImported` writes, for an admin caller, in one statement.
         if case .admin(let name)? = AuditContext.actor {
-            try await query("""
+            try await query(
+                """
                 INSERT INTO audit_events (actor_type, actor, action, local_id, details)
                 SELECT 'admin', \(name), 'user.import', u.local_id, jsonb_build_object('email', coalesce(u.email, ''))
                 FROM json_to_recordset(\(document)::json) AS u(local_id text, email text)
@@ -110,7 +112,7 @@ extension StoreTransaction {
         for (index, user) in users {
             try await query("SAVEPOINT import_user")
             do {
-                if let existing = try await user(localID: user.localID, lock: true) {
+                if let existing = try await self.user(localID: user.localID, lock: true) {
                     guard allowOverwrite else {
                         throw AccountError(.duplicateLocalID, "localId already exists and allowOverwrite is false")
                     }
@@ -122,7 +124,7 @@ extension StoreTransaction {
                 try await query("RELEASE SAVEPOINT import_user")
             } catch {
                 try await query("ROLLBACK TO SAVEPOINT import_user")
-                let translated = Self.translate(error)
+                let translated = PostgresAccountStore.translate(error)
                 guard let accountError = translated as? AccountError else { throw translated }
                 errors[index] =
                     switch accountError.code {
@@ -138,7 +140,8 @@ extension StoreTransaction {
     /// Imported instants go through `to_timestamp`, which rounds to the microsecond, as the bulk
     /// path does: binding a `Date` truncates, and 1600000000.123 s would read back as …122 ms.
     func insertImported(_ user: UserRecord, now: Date) async throws {
-        try await query("""
+        try await query(
+            """
             INSERT INTO users (local_id, email, email_verified, display_name, photo_url, phone_number, disabled, custom_attributes,
                 created_at, last_login_at, tokens_valid_after, valid_since)
             VALUES (\(user.localID), \(user.email), \(user.emailVerified), \(user.displayName), \(user.photoURL), \(user.phoneNumber),
@@ -149,7 +152,8 @@ extension StoreTransaction {
             try await writePassword(credential.stored, localID: user.localID, now: credential.updatedAt)
         }
         for link in user.federated {
-            try await query("""
+            try await query(
+                """
                 INSERT INTO federated_identities (local_id, provider_id, raw_id, email, display_name, photo_url, linked_at)
                 VALUES (\(user.localID), \(link.providerID), \(link.rawID), \(link.email), \(link.displayName), \(link.photoURL), \(now))
                 """)

@@ -60,16 +60,16 @@ extension PostgresAccountStore {
     ) async throws -> (UserRecord, MintTicket) {
         try await translating {
             if upgradedPassword == nil,
-                let ticket = try await database.withConnection({
+                let ticket = try await onConnection({ tx in
                     try RequestScope.checkBeforeWriting()
-                    return try await StoreTransaction(connection: $0, logger: logger).StoreTransaction(connecti).signInWrite(session, as: read, now: now)
+                    return try await tx.signInWrite(session, as: read, now: now)
                 })
             {
                 var signedIn = read
                 signedIn.lastLoginAt = now
                 return (signedIn, ticket)
             }
-            return try await database.withTransaction(logger: logger) { connection in
+            return try await inTransaction { tx in
                 guard let user = try await tx.user(localID: read.localID, lock: true) else {
                     throw AccountError(.userNotFound)
                 }
@@ -99,30 +99,33 @@ extension PostgresAccountStore {
         revoked: [String], validSince: Int64
     ) {
         try await transaction { tx in
-                guard let user = try await tx.user(localID: localID, lock: true) else {
-                    throw AccountError(.userNotFound)
-                }
-                guard let sessionIDs else {
-                    return try await tx.revokeAll(user: user, reason: reason, now: now)
-                }
-                let owned = try await tx.query("SELECT session_id FROM sessions WHERE tenant_id = '' AND local_id = \(localID) AND session_id = ANY(\(sessionIDs)) FOR UPDATE")
-                var ownedIDs = Set<String>()
-                for try await id in owned.decode(String.self) { ownedIDs.insert(id) }
-                if let foreign = sessionIDs.first(where: { !ownedIDs.contains($0) }) {
-                    throw AccountError.sessionNotFound(foreign)
-                }
-                let rows = try await tx.query("""
-                    UPDATE sessions SET revoked_at = \(now), revoke_reason = \(reason.rawValue)
-                    WHERE session_id = ANY(\(sessionIDs)) AND revoked_at IS NULL RETURNING session_id
-                    """)
-                var revoked: [String] = []
-                for try await id in rows.decode(String.self) { revoked.append(id) }
-                for id in revoked { try await tx.announce(.session(id)) }
-                try await tx.audit(
-                    "sessions.revoke", localID: localID,
-                    details: ["reason": reason.rawValue, "sessions": revoked.sorted().joined(separator: ",")])
-                return (revoked.sorted(), user.validSince)
+            guard let user = try await tx.user(localID: localID, lock: true) else {
+                throw AccountError(.userNotFound)
             }
+            guard let sessionIDs else {
+                return try await tx.revokeAll(user: user, reason: reason, now: now)
+            }
+            let owned = try await tx.query(
+                "SELECT session_id FROM sessions WHERE tenant_id = '' AND local_id = \(localID) AND session_id = ANY(\(sessionIDs)) FOR UPDATE"
+            )
+            var ownedIDs = Set<String>()
+            for try await id in owned.decode(String.self) { ownedIDs.insert(id) }
+            if let foreign = sessionIDs.first(where: { !ownedIDs.contains($0) }) {
+                throw AccountError.sessionNotFound(foreign)
+            }
+            let rows = try await tx.query(
+                """
+                UPDATE sessions SET revoked_at = \(now), revoke_reason = \(reason.rawValue)
+                WHERE session_id = ANY(\(sessionIDs)) AND revoked_at IS NULL RETURNING session_id
+                """)
+            var revoked: [String] = []
+            for try await id in rows.decode(String.self) { revoked.append(id) }
+            for id in revoked { try await tx.announce(.session(id)) }
+            try await tx.audit(
+                "sessions.revoke", localID: localID,
+                details: ["reason": reason.rawValue, "sessions": revoked.sorted().joined(separator: ",")])
+            return (revoked.sorted(), user.validSince)
+        }
     }
 
     /// The binds of ``Prepared/SessionInsert`` (`$1`–`$11`, which ``Prepared/SignInWrite`` shares)
@@ -147,24 +150,26 @@ extension PostgresAccountStore {
 
     package func recordMint(sessionID: String, localID: String, now: Date) async throws -> MintTicket {
         try await transaction { tx in
-                guard let user = try await tx.user(localID: localID, lock: true) else {
-                    throw AccountError(.userNotFound)
-                }
-                var authTime: Int64?
-                for try await (time, live) in try await tx.query("""
-                    SELECT auth_time, revoked_at IS NULL AND NOT user_deleted FROM sessions
-                    WHERE session_id = \(sessionID) AND local_id = \(localID) FOR UPDATE
-                    """).decode((Int64, Bool).self) where live {
-                    authTime = time
-                }
-                guard let authTime else { throw AccountError(.tokenExpired) }
-                let (issuedAt, mintAt) = RevocationRules.mint(now: now, validSince: user.validSince)
-                try await tx.query("UPDATE sessions SET last_mint_at = \(mintAt) WHERE session_id = \(sessionID)")
-                return MintTicket(issuedAt: issuedAt, authTime: authTime)
+            guard let user = try await tx.user(localID: localID, lock: true) else {
+                throw AccountError(.userNotFound)
             }
+            var authTime: Int64?
+            for try await (time, live) in try await tx.query(
+                """
+                SELECT auth_time, revoked_at IS NULL AND NOT user_deleted FROM sessions
+                WHERE session_id = \(sessionID) AND local_id = \(localID) FOR UPDATE
+                """
+            ).decode((Int64, Bool).self) where live {
+                authTime = time
+            }
+            guard let authTime else { throw AccountError(.tokenExpired) }
+            let (issuedAt, mintAt) = RevocationRules.mint(now: now, validSince: user.validSince)
+            try await tx.query("UPDATE sessions SET last_mint_at = \(mintAt) WHERE session_id = \(sessionID)")
+            return MintTicket(issuedAt: issuedAt, authTime: authTime)
+        }
     }
 
-    /// Reference §3.3 and §4.17, optimistically, in two round trips: read the session and its owner
+    /// identity-toolkit.md §3.3 and §4.17, optimistically, in two round trips: read the session and its owner
     /// (one statement, no locks), check the MAC against the session's salt, apply the generation
     /// rules, then write with one statement that locks the owner, then the session, and applies
     /// only if neither changed in what the decision rests on (the owner enabled with the same
@@ -226,7 +231,7 @@ extension PostgresAccountStore {
         // A rotation the client will not see would turn its next try into reuse: none is written for
         // a request whose client has gone or was answered 503 (it retries with the same token).
         // Checked once the connection is leased: the lease itself may wait.
-        let applied = try await database.withConnection { connection in
+        let applied = try await onConnection { tx in
             try RequestScope.checkBeforeWriting()
             var applied = false
             for try await _ in try await tx.execute(Prepared.RefreshWrite(binds: binds)) { applied = true }
@@ -241,8 +246,9 @@ extension PostgresAccountStore {
     /// A token older than the tolerated one was presented: the session is revoked, whatever
     /// happened to it since the read (a stale token stays stale).
     private func revokeReused(_ session: SessionRecord, user: UserRecord, now: Date) async throws {
-        try await database.withTransaction(logger: logger) { connection in
-            try await tx.query("""
+        try await inTransaction { tx in
+            try await tx.query(
+                """
                 UPDATE sessions SET revoked_at = \(now), revoke_reason = \(RevokeReason.refreshTokenReuse.rawValue)
                 WHERE session_id = \(session.sessionID) AND revoked_at IS NULL
                 """)
@@ -261,7 +267,7 @@ extension StoreTransaction {
     func signInWrite(_ session: NewSession, as user: UserRecord, now: Date)
         async throws -> MintTicket?
     {
-        var (binds, ticket) = try sessionBinds(session, localID: user.localID, validSince: user.validSince, now: now)
+        var (binds, ticket) = try PostgresAccountStore.sessionBinds(session, localID: user.localID, validSince: user.validSince, now: now)
         binds.append(user.validSince)
         binds.append(user.credentialVersion)
         var applied = false

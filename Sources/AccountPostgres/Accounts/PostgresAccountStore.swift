@@ -136,4 +136,3 @@ package struct PostgresAccountStore: AccountStore {
         }
     }
 }
-

@@ -2,6 +2,7 @@ public import AccountCore
 import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// One transaction of the store (or one statement's connection, for a read or an optimistic
 /// write): the connection between BEGIN and COMMIT, and the steps the features share. A feature
@@ -19,70 +20,81 @@ struct StoreTransaction {
 
     /// Runs a prepared statement in the transaction.
     @discardableResult
-    func execute<Statement: PreparedQuery>(_ statement: Statement) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow> {
+    func execute<Statement: PreparedQuery>(_ statement: Statement) async throws -> AsyncThrowingMapSequence<
+        PostgresRowSequence, PostgresRow
+    > {
         try await connection.execute(statement, logger: logger)
     }
 
     /// Announces `revoked` to every replica (`pg_notify`, delivered when the transaction commits)
     /// and to this one when the store call ends. Every revocation goes through here.
-    func announce(_ revoked: Revoked) async throws {
+    func announce(_ revoked: PostgresAccountStore.Revoked) async throws {
         let payload: String
         switch revoked {
         case .user(let localID): payload = "u:" + localID
         case .session(let sessionID): payload = "s:" + sessionID
         }
-        try await query("SELECT pg_notify(\(revocationChannel), \(payload))")
-        announced?.revoked.withLock { $0.append(revoked) }
+        try await query("SELECT pg_notify(\(PostgresAccountStore.revocationChannel), \(payload))")
+        PostgresAccountStore.announced?.revoked.withLock { $0.append(revoked) }
     }
 
     func user(localID: String, lock: Bool) async throws -> UserRecord? {
         let rows =
             lock
-            ? try await execute(Prepared.UserByLocalIDForUpdate(binds: binds(localID)))
-            : try await execute(Prepared.UserByLocalID(binds: binds(localID)))
-        for try await row in rows { return try decodeUser(row) }
+            ? try await execute(Prepared.UserByLocalIDForUpdate(binds: PostgresAccountStore.binds(localID)))
+            : try await execute(Prepared.UserByLocalID(binds: PostgresAccountStore.binds(localID)))
+        for try await row in rows { return try PostgresAccountStore.decodeUser(row) }
         return nil
     }
 
     func user(email: String, lock: Bool) async throws -> UserRecord? {
         let rows =
             lock
-            ? try await execute(Prepared.UserByEmailForUpdate(binds: binds(email)))
-            : try await execute(Prepared.UserByEmail(binds: binds(email)))
-        for try await row in rows { return try decodeUser(row) }
+            ? try await execute(Prepared.UserByEmailForUpdate(binds: PostgresAccountStore.binds(email)))
+            : try await execute(Prepared.UserByEmail(binds: PostgresAccountStore.binds(email)))
+        for try await row in rows { return try PostgresAccountStore.decodeUser(row) }
         return nil
     }
 
     func localID(ofEmail email: String) async throws -> String? {
-        for try await row in try await execute(Prepared.LocalIDByEmail(binds: binds(email))) {
+        for try await row in try await execute(Prepared.LocalIDByEmail(binds: PostgresAccountStore.binds(email))) {
             return try row.decode(String.self)
         }
         return nil
     }
 
-    /// Reference §3.2 step 5 under the user's row lock: the caller's session is live and its token
-    /// not older than V.
-    func check(_ guardSession: SessionGuard, user: UserRecord) async throws {
-        let rows = try await query("""
+    /// Whether the session `guardSession` names is live and belongs to `localID`.
+    func isLive(_ guardSession: SessionGuard, localID: String) async throws -> Bool {
+        let rows = try await query(
+            """
             SELECT revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) AND NOT user_deleted
-            FROM sessions WHERE session_id = \(guardSession.sessionID) AND local_id = \(user.localID)
+            FROM sessions WHERE session_id = \(guardSession.sessionID) AND local_id = \(localID)
             """)
         var live = false
         for try await value in rows.decode(Bool.self) { live = value }
-        guard live, guardSession.issuedAt >= user.validSince else { throw AccountError(.tokenExpired) }
+        return live
     }
 
-    /// Revokes every live session of a locked user and moves V (reference §3.5 item 2).
+    /// ``SessionGuard/admit(live:validSince:)`` for the caller's session, `user` locked.
+    func check(_ guardSession: SessionGuard, user: UserRecord) async throws {
+        try guardSession.admit(live: try await isLive(guardSession, localID: user.localID), validSince: user.validSince)
+    }
+
+    /// Revokes every live session of a locked user and moves V (identity-toolkit.md §3.5 item 2).
     func revokeAll(user: UserRecord, reason: RevokeReason, now: Date) async throws
         -> (revoked: [String], validSince: Int64)
     {
         var lastMint: Date?
-        for try await value in try await query("SELECT max(last_mint_at) FROM sessions WHERE tenant_id = '' AND local_id = \(user.localID)").decode(Date?.self) {
+        for try await value in try await query("SELECT max(last_mint_at) FROM sessions WHERE tenant_id = '' AND local_id = \(user.localID)")
+            .decode(Date?.self)
+        {
             lastMint = value
         }
         let validSince = RevocationRules.validSince(revokedAt: now, lastMint: lastMint, previous: user.validSince)
-        try await query("UPDATE users SET tokens_valid_after = \(now), valid_since = \(validSince) WHERE tenant_id = '' AND local_id = \(user.localID)")
-        let rows = try await query("""
+        try await query(
+            "UPDATE users SET tokens_valid_after = \(now), valid_since = \(validSince) WHERE tenant_id = '' AND local_id = \(user.localID)")
+        let rows = try await query(
+            """
             UPDATE sessions SET revoked_at = \(now), revoke_reason = \(reason.rawValue)
             WHERE tenant_id = '' AND local_id = \(user.localID) AND revoked_at IS NULL RETURNING session_id
             """)
@@ -103,7 +115,8 @@ struct StoreTransaction {
         let who = actor ?? AuditContext.actor ?? localID.map(AuditActor.user) ?? .system
         guard always || { if case .admin = who { return true } else { return false } }() else { return }
         let json = String(decoding: try JSONEncoder().encode(details), as: UTF8.self)
-        try await query("""
+        try await query(
+            """
             INSERT INTO audit_events (actor_type, actor, action, local_id, details)
             VALUES (\(who.type), \(who.name), \(action), \(localID), \(json)::jsonb)
             """)
@@ -114,7 +127,7 @@ struct StoreTransaction {
         async throws
         -> MintTicket
     {
-        let (binds, ticket) = try sessionBinds(session, localID: user.localID, validSince: user.validSince, now: now)
+        let (binds, ticket) = try PostgresAccountStore.sessionBinds(session, localID: user.localID, validSince: user.validSince, now: now)
         _ = try await execute(Prepared.SessionInsert(binds: binds))
         return ticket
     }
@@ -124,10 +137,21 @@ extension PostgresAccountStore {
     /// Runs `body` as one transaction: BEGIN, the body, COMMIT (ROLLBACK when it throws), run again
     /// after a deadlock, database errors translated (``translating(_:)``).
     func transaction<T>(_ body: (StoreTransaction) async throws -> T) async throws -> T {
-        try await translating {
-            try await database.withTransaction(logger: logger) { connection in
-                try await body(StoreTransaction(connection: connection, logger: logger))
-            }
+        try await translating { try await inTransaction(body) }
+    }
+
+    /// One transaction, inside a call that ``translating(_:)`` already wraps.
+    func inTransaction<T>(_ body: (StoreTransaction) async throws -> T) async throws -> T {
+        try await database.withTransaction(logger: logger) { connection in
+            try await body(StoreTransaction(connection: connection, logger: logger))
+        }
+    }
+
+    /// One connection outside a transaction (a read, or one optimistic statement), inside a call
+    /// that ``translating(_:)`` already wraps.
+    func onConnection<T>(_ body: (StoreTransaction) async throws -> T) async throws -> T {
+        try await database.withConnection { connection in
+            try await body(StoreTransaction(connection: connection, logger: logger))
         }
     }
 }

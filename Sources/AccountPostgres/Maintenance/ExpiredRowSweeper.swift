@@ -3,7 +3,7 @@ public import Logging
 public import PostgresNIO
 public import ServiceLifecycle
 
-/// Deletes rows whose purpose has passed (reference §2.6, §2.7): used or expired action codes after
+/// Deletes rows whose purpose has passed (identity-toolkit.md §2.6, §2.7): used or expired action codes after
 /// 7 days (kept that long so `EXPIRED_OOB_CODE` stays distinct from `INVALID_OOB_CODE`), revoked
 /// sessions and deleted users' tombstones after 30 days, delivered or failed outbox rows after 7
 /// days. Runs hourly in small batches so it never holds long locks; every replica may run it.

@@ -1,0 +1,56 @@
+package import Foundation
+
+/// What completing an email sign-in link does to the accounts, decided from what the store read
+/// under the user's row lock; the store then writes it, in the same transaction.
+package enum EmailLinkPlan: Sendable, Equatable {
+    /// Link the address to the signed-in `user` (a proven mailbox and a proven session: nothing
+    /// is stripped). `replacedEmail` is the address it replaces, when it changes: every session is
+    /// revoked and the old address gets a recovery link.
+    case link(UserRecord, replacedEmail: String?)
+    /// Sign the address's account in; THE RULE's `strip` first when its email was never verified.
+    case signIn(UserRecord, strip: StripPlan?)
+    /// No account has the address: create one, its email verified.
+    case create
+}
+
+package enum EmailLinkRules {
+    /// The presented code, as the store found it (nil: unknown), is a live sign-in link sent to
+    /// exactly `email` (identity-toolkit.md §4.3: completion only with the address the link was sent to).
+    package static func accept(_ code: ActionCodeRecord?, email: String, now: Date) throws(AccountError) {
+        guard let code else { throw AccountError(.invalidOOBCode) }
+        try code.requireUsable(kinds: [.emailSignIn], now: now)
+        guard code.email == email else {
+            throw AccountError(.invalidEmail, "The email provided does not match the sign-in email address.")
+        }
+    }
+
+    /// Linking the address to a signed-in user: `owner` is the account that has the address (if
+    /// any), `user` the signed-in user as locked (nil: gone), `sessionLive` whether the caller's
+    /// session is still live. The errors come in Firebase's order: the address taken, the user
+    /// gone, the session revoked, the user disabled.
+    package static func link(
+        email: String, owner: String?, user: UserRecord?, session: SessionGuard, sessionLive: Bool
+    ) throws(AccountError) -> EmailLinkPlan {
+        if let owner, owner != user?.localID ?? "" { throw AccountError(.emailExists) }
+        guard let user else { throw AccountError(.userNotFound) }
+        try session.admit(live: sessionLive, validSince: user.validSince)
+        if user.disabled { throw AccountError(.userDisabled) }
+        let replaced = user.email.flatMap { $0 == email ? nil : $0 }
+        return .link(user, replacedEmail: replaced)
+    }
+
+    /// Signing in with the address: `existing` is its account as locked (nil: none yet).
+    package static func signIn(existing: UserRecord?) throws(AccountError) -> EmailLinkPlan {
+        guard let existing else { return .create }
+        if existing.disabled { throw AccountError(.userDisabled) }
+        return .signIn(existing, strip: TakeoverRules.plan(for: existing, proof: .emailLink))
+    }
+}
+
+extension SessionGuard {
+    /// identity-toolkit.md §3.2 step 5, under the user's row lock: the caller's session is `live` and the
+    /// token it presented is not older than the user's `validSince`.
+    package func admit(live: Bool, validSince: Int64) throws(AccountError) {
+        guard live, issuedAt >= validSince else { throw AccountError(.tokenExpired) }
+    }
+}
