@@ -49,9 +49,10 @@ func buildApplication(
     routes.addHealth(readiness: PostgresReadinessProbe(migrator: migrator, database: postgres))
     routes.addKeys(signer: keyRing)
     routes.addAccounts(service: service)
-    routes.addActionCodes(service: ActionCodeService(accounts: service, store: store), access: configuration.accessPolicy)
+    let actionCodes = ActionCodeService(accounts: service, store: store)
+    routes.addActionCodes(service: actionCodes, access: configuration.accessPolicy)
     try routes.addActionHandler(
-        service: ActionCodeService(accounts: service, store: store), access: configuration.accessPolicy,
+        service: actionCodes, access: configuration.accessPolicy,
         csrfKey: sealer.derive(info: "accountd action-page csrf v1", count: 32), logoURL: configuration.productLogoURL,
         templatesDirectory: configuration.actionTemplatesDirectory)
     let admin = AdminService(accounts: service, store: store, keys: keyRing)

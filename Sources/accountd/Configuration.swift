@@ -36,7 +36,7 @@ struct Configuration: Sendable {
     /// Development defaults in force, each a warning the server prints loudly at start.
     var developmentDefaults: [String]
 
-    /// The project's rules (reference §1.6).
+    /// The project's rules (identity-toolkit.md §1.6).
     var projectSettings: ProjectSettings {
         var settings = ProjectSettings(projectID: projectID)
         settings.authorizedDomains = authorizedDomains

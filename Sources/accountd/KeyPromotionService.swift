@@ -3,7 +3,7 @@ import Logging
 import ServiceLifecycle
 
 /// Promotes a published `next` signing key to `current` once verifiers have had time to fetch it
-/// (reference §3.6). Every replica runs it; the store makes the promotion happen once.
+/// (identity-toolkit.md §3.6). Every replica runs it; the store makes the promotion happen once.
 struct KeyPromotionService: Service {
     let keyRing: RS256KeyRing
     let logger: Logger

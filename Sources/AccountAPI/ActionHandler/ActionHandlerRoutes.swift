@@ -6,7 +6,7 @@ import Logging
 import NIOCore
 
 extension APIRoutes {
-    /// The default email action handler (reference §1.6, issue 7): `GET /__/auth/action` checks the
+    /// The default email action handler (identity-toolkit.md §1.6, issue 7): `GET /__/auth/action` checks the
     /// link's code through ``ActionCodeService`` and renders a page that says what the link will do,
     /// spending nothing (mail scanners fetch every link); `POST /__/auth/action/apply` applies a
     /// verify, change or recover code; `POST /__/auth/action/resetPassword` sets the new password and
@@ -79,18 +79,18 @@ struct ActionHandler: Sendable {
         // A HEAD (link scanners, previews) must not spend the code.
         if request.method == .head { return renderer.page(status: .ok, lang: lang, title: renderer.productName, content: "") }
         do {
-            guard let record = try await service.store.code(code), record.kind == kind else { throw AccountError(.invalidOOBCode) }
+            guard let record = try await service.peek(code: code), record.kind == kind else { throw AccountError(.invalidOOBCode) }
             switch kind {
             case .verifyEmail, .verifyAndChangeEmail, .recoverEmail:
                 // Only a person's click applies it (the POST below, with this page's CSRF token):
                 // a GET is what link scanners and previews send, and no script submits the form.
-                try record.requireUsable(kinds: [kind], now: service.accounts.clock.now())
+                try service.requireUsable(record, kinds: [kind])
                 return confirmForm(kind: kind, code: code, email: record.newEmail ?? record.email, parameters)
             case .passwordReset:
                 _ = try await service.resetPassword(code: code, newPassword: nil)
                 return resetForm(code: code, email: record.email, error: nil, parameters)
             case .emailSignIn:
-                try record.requireUsable(kinds: [.emailSignIn], now: service.accounts.clock.now())
+                try service.requireUsable(record, kinds: [.emailSignIn])
                 return ActionPageRenderer.redirect(to: signInTarget(code: code, parameters))
             }
         } catch {
@@ -118,7 +118,7 @@ struct ActionHandler: Sendable {
     func applyConfirmed(code: String, _ parameters: Parameters, logger: Logger) async -> Response {
         let lang = parameters.lang
         do {
-            guard let record = try await service.store.code(code) else { throw AccountError(.invalidOOBCode) }
+            guard let record = try await service.peek(code: code) else { throw AccountError(.invalidOOBCode) }
             let user = try await service.apply(code: code, apiKey: parameters.apiKey)
             switch record.kind {
             case .verifyEmail, .verifyAndChangeEmail:

@@ -1,6 +1,6 @@
 package import AccountCore
 
-/// `accounts:batchCreate` (reference §4.11, admin): import up to 1000 users with per-user errors.
+/// `accounts:batchCreate` (identity-toolkit.md §4.11, admin): import up to 1000 users with per-user errors.
 enum BatchCreateRPC {
     struct Item: Encodable, Sendable {
         var index: Int
@@ -59,7 +59,7 @@ enum BatchCreateRPC {
                         FederatedIdentity(
                             providerID: id, rawID: raw, email: try provider.string("email"),
                             displayName: try provider.string("displayName"),
-                            photoURL: try provider.string("photoUrl"), linkedAt: service.accounts.clock.now()
+                            photoURL: try provider.string("photoUrl"), linkedAt: service.now()
                         )
                     )
                 }
@@ -68,14 +68,5 @@ enum BatchCreateRPC {
             let errors = try await service.importUsers(request, store: store, validateHash: validateHash)
             return try WireEncoding.response(Response(error: errors.map { Item(index: $0.index, message: $0.message) }))
         }
-    }
-}
-
-extension APIRoutes {
-    /// Adds `accounts:batchCreate`; `validateHash` checks an algorithm and its parameters.
-    package mutating func addImport(
-        service: AdminService, store: any UserImportStore, validateHash: @escaping @Sendable (String, [String: String]) throws -> Void
-    ) {
-        register("batchCreate", BatchCreateRPC.endpoint(service, store: store, validateHash: validateHash))
     }
 }

@@ -1,6 +1,6 @@
 import AccountCore
 
-/// `accounts:batchDelete` (reference §4.12, admin).
+/// `accounts:batchDelete` (identity-toolkit.md §4.12, admin).
 enum BatchDeleteRPC {
     struct Item: Encodable, Sendable {
         var index: Int

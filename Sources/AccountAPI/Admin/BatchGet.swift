@@ -2,7 +2,7 @@ import AccountCore
 import Foundation
 import HTTPTypes
 
-/// `accounts:batchGet` (reference §4.10, admin, GET): users in `localId` order with real hashes.
+/// `accounts:batchGet` (identity-toolkit.md §4.10, admin, GET): users in `localId` order with real hashes.
 enum BatchGetRPC {
     struct Response: Encodable, Sendable {
         var kind = "identitytoolkit#DownloadAccountResponse"
@@ -20,7 +20,7 @@ enum BatchGetRPC {
                 }
                 after = id
             }
-            let users = try await service.store.usersPage(after: after, limit: limit + 1)
+            let users = try await service.usersPage(after: after, limit: limit + 1)
             let page = Array(users.prefix(limit))
             let next = users.count > limit ? page.last.map { Base64URL.encode(Array($0.localID.utf8)) } : nil
             return try WireEncoding.response(Response(users: page.isEmpty ? nil : page.map(UserInfoWire.exported), nextPageToken: next))
@@ -29,7 +29,7 @@ enum BatchGetRPC {
 }
 
 extension UserInfoWire {
-    /// The export form (reference §2.2): the real hash and salt of native hashes, URL-safe base64
+    /// The export form (identity-toolkit.md §2.2): the real hash and salt of native hashes, URL-safe base64
     /// padded; an imported hash not yet upgraded exports as "" without salt.
     static func exported(_ user: UserRecord) -> UserInfoWire {
         var wire = UserInfoWire(user)

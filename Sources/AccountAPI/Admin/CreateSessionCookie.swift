@@ -1,6 +1,6 @@
 import AccountCore
 
-/// `projects:createSessionCookie` (reference §4.14, admin).
+/// `projects:createSessionCookie` (identity-toolkit.md §4.14, admin).
 enum CreateSessionCookieRPC {
     struct Response: Encodable, Sendable {
         var sessionCookie: String

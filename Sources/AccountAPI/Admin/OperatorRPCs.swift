@@ -26,7 +26,7 @@ enum OperatorRPCs {
     static func audit(_ service: AdminService) -> RPCEndpoint {
         RPCEndpoint(access: .adminOnly) { call in
             let limit = Int(min(max(try call.body.int64("maxResults") ?? 100, 1), 1000))
-            let events = try await service.store.auditEvents(localID: try call.body.nonEmptyString("localId"), limit: limit)
+            let events = try await service.auditEvents(localID: try call.body.nonEmptyString("localId"), limit: limit)
             return try WireEncoding.response([
                 "events": events.map {
                     AuditWire(
@@ -55,8 +55,8 @@ enum OperatorRPCs {
     static func getSession(_ service: AdminService) -> RPCEndpoint {
         RPCEndpoint(access: .adminOnly) { call in
             guard let id = try call.body.nonEmptyString("sessionId") else { throw AccountError(.sessionNotFound, "sessionId is missing") }
-            guard let state = try await service.accounts.store.sessionState(sessionID: id) else { throw AccountError.sessionNotFound(id) }
-            return try WireEncoding.response(["localId": state.localID, "sessionId": id])
+            guard let owner = try await service.sessionOwner(sessionID: id) else { throw AccountError.sessionNotFound(id) }
+            return try WireEncoding.response(["localId": owner, "sessionId": id])
         }
     }
 
@@ -65,19 +65,5 @@ enum OperatorRPCs {
             let kid = try await service.keys.rotate(immediately: try call.body.bool("immediately") ?? false)
             return try WireEncoding.response(["kid": kid])
         }
-    }
-}
-
-extension APIRoutes {
-    /// Adds the admin-only RPCs.
-    package mutating func addAdmin(service: AdminService) {
-        register("batchGet", BatchGetRPC.endpoint(service))
-        register("batchDelete", BatchDeleteRPC.endpoint(service))
-        register("query", QueryAccountsRPC.endpoint(service))
-        register("createSessionCookie", CreateSessionCookieRPC.endpoint(service))
-        register("listAuditEvents", OperatorRPCs.audit(service))
-        register("listSigningKeys", OperatorRPCs.listKeys(service))
-        register("rotateSigningKeys", OperatorRPCs.rotateKeys(service))
-        register("getSession", OperatorRPCs.getSession(service))
     }
 }

@@ -1,6 +1,6 @@
 import AccountCore
 
-/// `accounts:query` (reference §4.13, admin): count and filter.
+/// `accounts:query` (identity-toolkit.md §4.13, admin): count and filter.
 enum QueryAccountsRPC {
     struct Response: Encodable, Sendable {
         var recordsCount: String
@@ -26,7 +26,7 @@ enum QueryAccountsRPC {
                 query.sortBy = key
             }
             query.descending = try body.string("order") == "DESC"
-            let (count, users) = try await service.store.query(query)
+            let (count, users) = try await service.query(query)
             let returnUserInfo = try body.bool("returnUserInfo") ?? true
             return try WireEncoding.response(
                 Response(recordsCount: String(count), userInfo: returnUserInfo && !users.isEmpty ? users.map(UserInfoWire.init) : nil)

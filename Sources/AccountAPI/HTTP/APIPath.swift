@@ -1,4 +1,4 @@
-/// A request path resolved to what it names (reference §1.1): a fixed route, an Identity Toolkit
+/// A request path resolved to what it names (identity-toolkit.md §1.1): a fixed route, an Identity Toolkit
 /// RPC in bare, host-prefixed or project-scoped spelling, the token route, or nothing.
 package enum APIPath: Equatable, Sendable {
     /// A fixed route such as `/healthz` or a key route, host prefix removed.

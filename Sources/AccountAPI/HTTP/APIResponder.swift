@@ -5,7 +5,7 @@ public import Logging
 import NIOCore
 import NIOHTTP1
 
-/// The server's one responder: resolves the path (reference §1.1), applies the caller checks
+/// The server's one responder: resolves the path (identity-toolkit.md §1.1), applies the caller checks
 /// (§1.3), runs the handler, and turns every failure into Firebase's error shape. Nothing thrown
 /// below reaches the client unmapped: unexpected errors become a 500 that names only the request id.
 package struct APIResponder: HTTPResponder {
@@ -149,7 +149,7 @@ package struct APIResponder: HTTPResponder {
         return try await RequestScope.arrived { try await endpoint.handler(call) }
     }
 
-    /// Reference §1.3, checks 1–4, in order.
+    /// identity-toolkit.md §1.3, checks 1–4, in order.
     private func resolveCaller(_ request: Request, projectScoped: Bool, pathProject: String?) throws -> Caller {
         if let authorization = request.headers[.authorization], let token = Self.bearerToken(authorization) {
             guard let name = access.adminName(forBearer: token) else { throw APIError.unauthenticated }

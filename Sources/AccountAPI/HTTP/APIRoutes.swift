@@ -5,7 +5,7 @@ public import Logging
 /// One call of an Identity Toolkit RPC, after transport checks: who calls, for which project,
 /// with which body.
 package struct RPCCall: Sendable {
-    /// The caller per reference §1.3.
+    /// The caller per identity-toolkit.md §1.3.
     package var caller: Caller
     /// The project the request acts on.
     package var projectID: String
@@ -43,7 +43,7 @@ package struct RPCEndpoint: Sendable {
     package var method: HTTPRequest.Method
     /// Who may call.
     package var access: Access
-    /// The largest body accepted (reference §1.2: 1 MiB, 16 MiB for `batchCreate`).
+    /// The largest body accepted (identity-toolkit.md §1.2: 1 MiB, 16 MiB for `batchCreate`).
     package var maxBodyBytes: Int
     /// Produces the response.
     package var handler: @Sendable (RPCCall) async throws -> Response

@@ -1,4 +1,4 @@
-/// Who may call, per reference §1.3: the API keys that make a client caller and the admin bearer
+/// Who may call, per identity-toolkit.md §1.3: the API keys that make a client caller and the admin bearer
 /// tokens (with the names the audit trail records) that make an admin caller.
 package struct AccessPolicy: Sendable {
     /// The one project this server serves.
@@ -32,7 +32,7 @@ package struct AccessPolicy: Sendable {
         return found
     }
 
-    /// The key put into links made for admin callers (reference §4.3: the project's first key).
+    /// The key put into links made for admin callers (identity-toolkit.md §4.3: the project's first key).
     package var linkAPIKey: String {
         apiKeys?.sorted().first ?? "demo-api-key"
     }

@@ -1,6 +1,6 @@
 import AccountCore
 
-/// `accounts:createAuthUri`: sign-in-method discovery (reference §4.5, §2.4).
+/// `accounts:createAuthUri`: sign-in-method discovery (identity-toolkit.md §4.5, §2.4).
 enum CreateAuthUriRPC {
     struct Response: Encodable, Sendable {
         var kind = "identitytoolkit#CreateAuthUriResponse"
@@ -20,7 +20,7 @@ enum CreateAuthUriRPC {
             let user = try await service.discover(
                 identifier: try call.body.string("identifier"), continueURI: try call.body.string("continueUri")
             )
-            let sessionID = try call.body.nonEmptyString("sessionId") ?? service.random.string(count: 27, alphabet: alphabet)
+            let sessionID = try call.body.nonEmptyString("sessionId") ?? service.randomIdentifier(count: 27, alphabet: alphabet)
             if service.settings.emailEnumerationProtection && !call.caller.isAdmin {
                 return try WireEncoding.response(Response(sessionId: sessionID))
             }

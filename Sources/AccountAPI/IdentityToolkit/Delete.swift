@@ -1,6 +1,6 @@
 import AccountCore
 
-/// `accounts:delete` (reference §4.9).
+/// `accounts:delete` (identity-toolkit.md §4.9).
 enum DeleteRPC {
     struct Response: Encodable, Sendable {
         var kind = "identitytoolkit#DeleteAccountResponse"

@@ -1,7 +1,7 @@
 import AccountCore
 import Hummingbird
 
-/// `accounts:lookup` (reference §4.6): a client reads itself by ID token; an admin looks users up
+/// `accounts:lookup` (identity-toolkit.md §4.6): a client reads itself by ID token; an admin looks users up
 /// by ids, emails and phone numbers.
 enum LookupRPC {
     static func endpoint(_ service: AccountService) -> RPCEndpoint {
@@ -18,7 +18,7 @@ enum LookupRPC {
                 if ids.isEmpty && emails.isEmpty && phones.isEmpty && !body.has("federatedUserId") && !body.has("initialEmail") {
                     throw AccountError(.missingIDToken)
                 }
-                let users = try await service.store.users(
+                let users = try await service.users(
                     localIDs: ids, emails: emails.compactMap(EmailAddress.normalize), phoneNumbers: phones
                 )
                 return response(users)

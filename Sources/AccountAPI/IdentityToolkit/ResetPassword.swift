@@ -1,6 +1,6 @@
 package import AccountCore
 
-/// `accounts:resetPassword` (reference §4.8): check a code, or reset the password with it.
+/// `accounts:resetPassword` (identity-toolkit.md §4.8): check a code, or reset the password with it.
 enum ResetPasswordRPC {
     struct Response: Encodable, Sendable {
         var kind = "identitytoolkit#ResetPasswordResponse"
@@ -21,7 +21,7 @@ enum ResetPasswordRPC {
     }
 }
 
-/// `accounts:update` with `oobCode` (applyActionCode, reference §4.7 A).
+/// `accounts:update` with `oobCode` (applyActionCode, identity-toolkit.md §4.7 A).
 enum ApplyActionCodeRPC {
     struct Response: Encodable, Sendable {
         var kind = "identitytoolkit#SetAccountInfoResponse"

@@ -1,6 +1,6 @@
 import AccountCore
 
-/// `accounts:sendOobCode` (reference §4.3).
+/// `accounts:sendOobCode` (identity-toolkit.md §4.3).
 enum SendOobCodeRPC {
     struct Response: Encodable, Sendable {
         var kind = "identitytoolkit#GetOobConfirmationCodeResponse"

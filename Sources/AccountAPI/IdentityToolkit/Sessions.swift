@@ -1,7 +1,7 @@
 import AccountCore
 import Foundation
 
-/// `accounts:listSessions` and `accounts:revokeSessions` (reference §4.18, admin).
+/// `accounts:listSessions` and `accounts:revokeSessions` (identity-toolkit.md §4.18, admin).
 enum SessionsRPC {
     struct SessionWire: Encodable, Sendable {
         var sessionId: String

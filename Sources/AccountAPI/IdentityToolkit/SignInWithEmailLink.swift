@@ -1,6 +1,6 @@
 import AccountCore
 
-/// `accounts:signInWithEmailLink` (reference §4.4), the unverified-account rule included.
+/// `accounts:signInWithEmailLink` (identity-toolkit.md §4.4), the unverified-account rule included.
 enum SignInWithEmailLinkRPC {
     struct Response: Encodable, Sendable {
         var kind = "identitytoolkit#EmailLinkSigninResponse"

@@ -1,6 +1,6 @@
 import AccountCore
 
-/// `accounts:signInWithPassword` (reference §4.2).
+/// `accounts:signInWithPassword` (identity-toolkit.md §4.2).
 enum SignInWithPasswordRPC {
     struct Response: Encodable, Sendable {
         var kind = "identitytoolkit#VerifyPasswordResponse"

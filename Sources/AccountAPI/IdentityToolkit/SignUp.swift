@@ -1,6 +1,6 @@
 import AccountCore
 
-/// `accounts:signUp`, and admin create at `POST /v1/projects/{p}/accounts` (reference §4.1).
+/// `accounts:signUp`, and admin create at `POST /v1/projects/{p}/accounts` (identity-toolkit.md §4.1).
 enum SignUpRPC {
     struct Response: Encodable, Sendable {
         var kind = "identitytoolkit#SignupNewUserResponse"

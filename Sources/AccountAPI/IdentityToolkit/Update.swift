@@ -1,6 +1,6 @@
 import AccountCore
 
-/// `accounts:update` with an ID token (client) or a `localId` (admin), reference §4.7 B.
+/// `accounts:update` with an ID token (client) or a `localId` (admin), identity-toolkit.md §4.7 B.
 enum UpdateRPC {
     struct Response: Encodable, Sendable {
         var kind = "identitytoolkit#SetAccountInfoResponse"
@@ -34,6 +34,21 @@ enum UpdateRPC {
         "USER_ATTRIBUTE_NAME_UNSPECIFIED", "EMAIL", "DISPLAY_NAME", "PROVIDER", "PHOTO_URL", "PASSWORD", "RAW_USER_INFO",
     ]
 
+    /// `update` with an `oobCode` applies the code (``ApplyActionCodeRPC``); without one it changes
+    /// the account.
+    static func endpoint(_ actionCodes: ActionCodeService, access: AccessPolicy) -> RPCEndpoint {
+        let update = endpoint(actionCodes.accounts)
+        return RPCEndpoint { call in
+            if let code = try call.body.nonEmptyString("oobCode") {
+                // A token sent along must verify: a caller that sends one and gets a code applied
+                // despite it being forged or revoked would take the refusal for a success.
+                if let idToken = try call.body.nonEmptyString("idToken") { _ = try await actionCodes.accounts.authenticate(idToken) }
+                return try WireEncoding.response(try await ApplyActionCodeRPC.respond(actionCodes, call: call, code: code, access: access))
+            }
+            return try await update.handler(call)
+        }
+    }
+
     static func endpoint(_ service: AccountService) -> RPCEndpoint {
         RPCEndpoint { call in
             let body = call.body
@@ -48,7 +63,7 @@ enum UpdateRPC {
             input.displayName = try body.string("displayName")
             input.photoURL = try body.string("photoUrl")
             input.deleteAttributes = try body.strings("deleteAttribute") ?? []
-            // An enum field (reference §1.2): a name outside Identity Toolkit's enum is a type error.
+            // An enum field (identity-toolkit.md §1.2): a name outside Identity Toolkit's enum is a type error.
             if let (index, name) = input.deleteAttributes.enumerated().first(where: { !attributeNames.contains($0.element) }) {
                 throw APIError.invalidJSON(
                     "Invalid value at 'delete_attribute[\(index)]' (type.googleapis.com/google.cloud.identitytoolkit.v1.SetAccountInfoRequest.UserAttributeName), \"\(name.prefix(64))\""

@@ -1,7 +1,7 @@
 package import AccountCore
 import Foundation
 
-/// The user record on the wire (reference §2.1–2.3). Domain records are never encoded directly:
+/// The user record on the wire (identity-toolkit.md §2.1–2.3). Domain records are never encoded directly:
 /// this is where redaction happens.
 package struct UserInfoWire: Encodable, Sendable {
     var localId: String
@@ -108,7 +108,7 @@ package struct ProviderUserInfoWire: Encodable, Sendable {
         try json.encode(to: encoder)
     }
 
-    /// Order: `password`, `phone`, federated links by link time (reference §2.3).
+    /// Order: `password`, `phone`, federated links by link time (identity-toolkit.md §2.3).
     static func list(for user: UserRecord) -> [ProviderUserInfoWire] {
         var list: [ProviderUserInfoWire] = []
         if user.hasPasswordProvider, let email = user.email {

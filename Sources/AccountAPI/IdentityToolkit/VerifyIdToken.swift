@@ -1,6 +1,6 @@
 import AccountCore
 
-/// `accounts:verifyIdToken` (reference §4.18, admin): signature, expiry and, with `checkRevoked`,
+/// `accounts:verifyIdToken` (identity-toolkit.md §4.18, admin): signature, expiry and, with `checkRevoked`,
 /// user state and single-session revocation.
 enum VerifyIdTokenRPC {
     static func endpoint(_ service: AccountService) -> RPCEndpoint {

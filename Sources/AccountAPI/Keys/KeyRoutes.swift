@@ -1,7 +1,7 @@
 package import AccountCore
 import HTTPTypes
 
-/// The public keys (reference §4.19): JWKS, and the `{kid: certificate}` map the Admin SDK and
+/// The public keys (identity-toolkit.md §4.19): JWKS, and the `{kid: certificate}` map the Admin SDK and
 /// google-auth fetch. No auth; cacheable for an hour.
 extension APIRoutes {
     struct JWK: Encodable, Sendable {

@@ -1,6 +1,6 @@
 import AccountCore
 
-/// `POST /v1/token` (reference §4.17): refresh with rotation.
+/// `POST /v1/token` (identity-toolkit.md §4.17): refresh with rotation.
 enum TokenRoute {
     static func endpoint(_ service: AccountService) -> RPCEndpoint {
         RPCEndpoint { call in

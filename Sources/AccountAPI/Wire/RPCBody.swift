@@ -1,7 +1,7 @@
 package import AccountCore
 public import Foundation
 
-/// A request body with the leniency of Google's JSON parser (reference §1.2): camelCase or
+/// A request body with the leniency of Google's JSON parser (identity-toolkit.md §1.2): camelCase or
 /// snake_case names, int64 as number or decimal string, booleans also as `"true"`/`"false"`,
 /// unknown fields ignored. A wrong type is an `INVALID_ARGUMENT` error naming the field.
 package struct RPCBody: Sendable {
@@ -69,7 +69,7 @@ package struct RPCBody: Sendable {
         }
     }
 
-    /// A string field where `""` counts as absent (ActionCodeSettings, reference §4.3).
+    /// A string field where `""` counts as absent (ActionCodeSettings, identity-toolkit.md §4.3).
     package func nonEmptyString(_ name: String) throws(APIError) -> String? {
         guard let text = try string(name), !text.isEmpty else { return nil }
         return text

@@ -14,7 +14,7 @@ extension AccountService {
         package var sessionGuard: SessionGuard { SessionGuard(sessionID: sessionID, issuedAt: issuedAt) }
     }
 
-    /// Which column of reference §3.2 applies.
+    /// Which column of identity-toolkit.md §3.2 applies.
     package enum VerificationMode: Sendable {
         /// Client endpoints: expiry is `INVALID_ID_TOKEN`, revocation `TOKEN_EXPIRED`.
         case clientEndpoint
@@ -43,7 +43,7 @@ extension AccountService {
         return TokenBundle(idToken: idToken, refreshToken: refreshToken)
     }
 
-    /// Reference §3.2: checks a presented ID token in the order the reference gives.
+    /// identity-toolkit.md §3.2: checks a presented ID token in the order the reference gives.
     package func authenticate(_ idToken: String?, mode: VerificationMode = .clientEndpoint) async throws -> Authenticated {
         guard let idToken, !idToken.isEmpty else { throw AccountError(.missingIDToken) }
         let claims = try await signer.verify(idToken)
@@ -81,7 +81,7 @@ extension AccountService {
         return state
     }
 
-    /// `POST /v1/token` (reference §4.17).
+    /// `POST /v1/token` (identity-toolkit.md §4.17).
     package func refresh(grantType: String?, refreshToken: String?, client: Client) async throws -> (UserRecord, TokenBundle) {
         guard let grantType, !grantType.isEmpty else { throw AccountError(.missingGrantType) }
         guard grantType == "refresh_token" else { throw AccountError(.invalidGrantType) }

@@ -15,7 +15,7 @@ extension AccountService {
         return user
     }
 
-    /// Validated input of `accounts:update` (reference §4.7 B step 3), before hashing.
+    /// Validated input of `accounts:update` (identity-toolkit.md §4.7 B step 3), before hashing.
     package struct UpdateInput: Sendable {
         package var email: String?
         package var password: String?
@@ -35,7 +35,7 @@ extension AccountService {
         package init() {}
     }
 
-    /// Client `accounts:update` with an `idToken` (reference §4.7 B).
+    /// Client `accounts:update` with an `idToken` (identity-toolkit.md §4.7 B).
     package func update(idToken: String?, input: UpdateInput, client: Client) async throws -> Updated {
         let caller = try await authenticate(idToken)
         var change = try await makeChange(input)
@@ -55,7 +55,7 @@ extension AccountService {
         return Updated(user: user, tokens: try await mint(user, replacement, ticket))
     }
 
-    /// Admin `accounts:update` by `localId` (reference §4.7 B, admin): no guard, no replacement.
+    /// Admin `accounts:update` by `localId` (identity-toolkit.md §4.7 B, admin): no guard, no replacement.
     package func adminUpdate(localID: String?, input: UpdateInput) async throws -> UserRecord {
         guard let localID, !localID.isEmpty else { throw AccountError(.missingLocalID) }
         var change = try await makeChange(input)
@@ -66,7 +66,7 @@ extension AccountService {
         return user
     }
 
-    /// Client `accounts:delete` (reference §4.9).
+    /// Client `accounts:delete` (identity-toolkit.md §4.9).
     package func delete(idToken: String?) async throws {
         let caller = try await authenticate(idToken)
         try await requireRecentLogin(caller, of: try await store.user(localID: caller.localID))
@@ -79,7 +79,7 @@ extension AccountService {
         try await store.delete(localID: localID, guardSession: nil, now: clock.now())
     }
 
-    /// Admin `accounts:revokeSessions` (reference §4.18).
+    /// Admin `accounts:revokeSessions` (identity-toolkit.md §4.18).
     package func revokeSessions(localID: String?, sessionIDs: [String]?) async throws -> (revoked: [String], validSince: Int64) {
         guard let localID, !localID.isEmpty else { throw AccountError(.missingLocalID) }
         if let sessionIDs, !(1...100).contains(sessionIDs.count) {
@@ -90,14 +90,14 @@ extension AccountService {
         )
     }
 
-    /// Admin `accounts:listSessions` (reference §4.18).
+    /// Admin `accounts:listSessions` (identity-toolkit.md §4.18).
     package func listSessions(localID: String?, includeRevoked: Bool, limit: Int, before: SessionCursor?) async throws -> [SessionRecord] {
         guard let localID, !localID.isEmpty else { throw AccountError(.missingLocalID) }
         guard try await store.user(localID: localID) != nil else { throw AccountError(.userNotFound) }
         return try await store.sessions(localID: localID, includeRevoked: includeRevoked, limit: limit, before: before)
     }
 
-    /// An email change sends the previous address a way to undo it (reference §4.7).
+    /// An email change sends the previous address a way to undo it (identity-toolkit.md §4.7).
     func addRecoverNotice(to change: inout UserChange, current: UserRecord) {
         guard case .set(let email) = change.email, let old = current.email else { return }
         change.notices.append(
@@ -168,7 +168,7 @@ extension AccountService {
         return change
     }
 
-    /// Reference §2.5: a JSON object of at most 1000 bytes without reserved keys; `""`/`"{}"` clear.
+    /// identity-toolkit.md §2.5: a JSON object of at most 1000 bytes without reserved keys; `""`/`"{}"` clear.
     package static func validateClaims(_ raw: String) throws(AccountError) -> FieldChange<String> {
         let trimmed = raw.trimmingCharacters(in: .whitespaces)
         if trimmed.isEmpty || trimmed == "{}" { return .clear }

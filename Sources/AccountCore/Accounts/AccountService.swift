@@ -28,6 +28,17 @@ package struct AccountService: Sendable {
         self.random = random
     }
 
+    /// The admin's lookup by identifiers (`accounts:lookup` with `localId`, `email`, `phoneNumber`):
+    /// each user once, in the order found.
+    package func users(localIDs: [String], emails: [String], phoneNumbers: [String]) async throws -> [UserRecord] {
+        try await store.users(localIDs: localIDs, emails: emails, phoneNumbers: phoneNumbers)
+    }
+
+    /// A fresh opaque identifier (`createAuthUri`'s `sessionId`): `count` characters of `alphabet`.
+    package func randomIdentifier(count: Int, alphabet: [Character]) -> String {
+        random.string(count: count, alphabet: alphabet)
+    }
+
     /// Where a request came from, recorded on sessions.
     package struct Client: Sendable {
         package var userAgent: String?
@@ -62,7 +73,7 @@ package struct AccountService: Sendable {
 
     // MARK: Sign-up and sign-in
 
-    /// Client `accounts:signUp` (reference §4.1), without `idToken` (that is an update).
+    /// Client `accounts:signUp` (identity-toolkit.md §4.1), without `idToken` (that is an update).
     package func signUp(email rawEmail: String?, password: String?, displayName: String?, client: Client) async throws -> SignedIn {
         if rawEmail == nil && password == nil {
             guard settings.allowAnonymous else { throw AccountError(.adminOnlyOperation) }
@@ -87,7 +98,7 @@ package struct AccountService: Sendable {
         return SignedIn(user: created, tokens: try await mint(created, session, ticket!), isNewUser: true)
     }
 
-    /// Admin create (reference §4.1, admin): no session, no tokens.
+    /// Admin create (identity-toolkit.md §4.1, admin): no session, no tokens.
     package func adminCreate(
         localID: String?, email rawEmail: String?, password: String?, phoneNumber: String?, displayName: String?,
         photoURL: String?, emailVerified: Bool, disabled: Bool
@@ -117,7 +128,7 @@ package struct AccountService: Sendable {
         return try await store.createUser(user, session: nil, now: now).0
     }
 
-    /// `accounts:signInWithPassword` (reference §4.2).
+    /// `accounts:signInWithPassword` (identity-toolkit.md §4.2).
     package func signInWithPassword(email rawEmail: String?, password: String?, client: Client) async throws -> SignedIn {
         guard settings.allowPasswordSignup else { throw AccountError(.passwordLoginDisabled) }
         let email = try Self.requireEmail(rawEmail)
@@ -146,7 +157,7 @@ package struct AccountService: Sendable {
         }
     }
 
-    /// `accounts:createAuthUri` (reference §4.5): the account for an identifier, if any.
+    /// `accounts:createAuthUri` (identity-toolkit.md §4.5): the account for an identifier, if any.
     package func discover(identifier: String?, continueURI: String?) async throws -> UserRecord? {
         guard let identifier, !identifier.isEmpty else { throw AccountError(.missingIdentifier) }
         guard let continueURI, !continueURI.isEmpty else { throw AccountError(.missingContinueURI) }

@@ -27,7 +27,7 @@ package protocol AccountStore: Sendable {
         for user: UserRecord, upgradedPassword: StoredPassword?, session: NewSession, now: Date
     ) async throws -> (UserRecord, MintTicket)
 
-    /// The refresh transaction of reference §3.3/§4.17.
+    /// The refresh transaction of identity-toolkit.md §3.3/§4.17.
     func refresh(_ request: RefreshRequest) async throws -> RefreshResult
 
     /// Applies a change to a user; see ``UserChange``. `guardSession` re-checks the caller's session
@@ -59,7 +59,7 @@ package struct SessionCursor: Sendable, Equatable {
 }
 
 /// "The caller's session must still be live and its token not older than V", checked in the
-/// writing transaction (reference §3.2 step 5).
+/// writing transaction (identity-toolkit.md §3.2 step 5).
 package struct SessionGuard: Sendable, Equatable {
     package var sessionID: String
     package var issuedAt: Int64
@@ -78,7 +78,7 @@ package enum FieldChange<Value: Sendable & Equatable>: Sendable, Equatable {
     case clear
 }
 
-/// One `accounts:update` worth of changes (reference §4.7 B).
+/// One `accounts:update` worth of changes (identity-toolkit.md §4.7 B).
 package struct UserChange: Sendable, Equatable {
     package var displayName: FieldChange<String> = .keep
     package var photoURL: FieldChange<String> = .keep
@@ -124,7 +124,7 @@ package struct UserChange: Sendable, Equatable {
     }
 }
 
-/// A refresh attempt (reference §3.3).
+/// A refresh attempt (identity-toolkit.md §3.3).
 package struct RefreshRequest: Sendable {
     package var sessionID: String
     package var generation: Int64
@@ -160,7 +160,7 @@ package enum RefreshResult: Sendable {
 }
 
 extension UserChange {
-    /// Why applying this change to `user` revokes every session, if it does (reference §4.7 B,
+    /// Why applying this change to `user` revokes every session, if it does (identity-toolkit.md §4.7 B,
     /// §2.7): a new password, then a new email, then disabling an enabled account, then an explicit
     /// `validSince`; nil when no session is revoked.
     package func revokeReason(for user: UserRecord) -> RevokeReason? {

@@ -1,4 +1,4 @@
-/// The project's rules that the domain consults (reference §1.6), passed down from configuration.
+/// The project's rules that the domain consults (identity-toolkit.md §1.6), passed down from configuration.
 package struct ProjectSettings: Sendable {
     package var projectID: String
     /// What the token route reports as `project_id`.

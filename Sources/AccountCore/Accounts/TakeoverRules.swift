@@ -6,7 +6,7 @@ package enum MailboxProof: Sendable, Equatable {
     case passwordReset
 }
 
-/// What THE RULE (reference §4.4) removes from an account whose email was never verified, once its
+/// What THE RULE (identity-toolkit.md §4.4) removes from an account whose email was never verified, once its
 /// mailbox is proven: everything attached while the address was unproven, since whoever attached
 /// it may not own the mailbox (a squatter who signed up with the victim's address). Federated
 /// links and the phone number always go, and every session is revoked.

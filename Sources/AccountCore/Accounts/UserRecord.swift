@@ -19,9 +19,9 @@ package struct UserRecord: Sendable, Equatable {
     package var createdAt: Date
     package var lastLoginAt: Date?
     package var lastRefreshAt: Date?
-    /// V of reference §3.5, whole seconds.
+    /// V of identity-toolkit.md §3.5, whole seconds.
     package var validSince: Int64
-    /// R of reference §3.5: the last revoke-all instant.
+    /// R of identity-toolkit.md §3.5: the last revoke-all instant.
     package var tokensValidAfter: Date
     /// Bumped whenever the password changes or is removed.
     package var credentialVersion: Int64
@@ -59,7 +59,7 @@ package struct UserRecord: Sendable, Equatable {
         self.federated = federated
     }
 
-    /// Sign-in methods (reference §2.4): `password` iff a hash exists, `emailLink` iff an email-link
+    /// Sign-in methods (identity-toolkit.md §2.4): `password` iff a hash exists, `emailLink` iff an email-link
     /// sign-in completed, then federated provider ids. Never phone.
     package var signinMethods: [String] {
         var methods: [String] = []
@@ -74,7 +74,7 @@ package struct UserRecord: Sendable, Equatable {
         email != nil && (password != nil || emailLinkSignin)
     }
 
-    /// Providers (reference §2.4): `password` when that provider exists, then federated ids.
+    /// Providers (identity-toolkit.md §2.4): `password` when that provider exists, then federated ids.
     package var allProviders: [String] {
         (hasPasswordProvider ? ["password"] : []) + federated.map(\.providerID)
     }

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// Email addresses as reference §1.5 defines them: stored and compared lower-case, at most 254
+/// Email addresses as identity-toolkit.md §1.5 defines them: stored and compared lower-case, at most 254
 /// characters, one `@`, a local part of 1–64 characters, a host name for a domain.
 package enum EmailAddress {
     /// The canonical (lower-case, NFC) address, or `nil` when it is not valid.
@@ -120,7 +120,7 @@ package enum ProfileAttribute {
     }
 }
 
-/// Password rules of reference §1.5 (configurable minimum).
+/// Password rules of identity-toolkit.md §1.5 (configurable minimum).
 package struct PasswordPolicy: Sendable, Equatable {
     /// Fewest characters (Firebase: 6).
     package var minimumLength: Int

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// The kinds of email action code (reference §2.6).
+/// The kinds of email action code (identity-toolkit.md §2.6).
 package enum ActionCodeKind: String, Sendable, CaseIterable {
     case passwordReset = "PASSWORD_RESET"
     case verifyEmail = "VERIFY_EMAIL"
@@ -36,7 +36,7 @@ package enum ActionCodeKind: String, Sendable, CaseIterable {
     }
 }
 
-/// Lifetimes of codes (reference §2.6; configurable).
+/// Lifetimes of codes (identity-toolkit.md §2.6; configurable).
 package struct ActionCodeLifetimes: Sendable, Equatable {
     package var passwordReset: TimeInterval = 3600
     package var verifyEmail: TimeInterval = 3 * 86400
@@ -140,7 +140,7 @@ package struct OutgoingCode: Sendable, Equatable {
 
 extension OutgoingCode {
     /// The `RECOVER_EMAIL` code and notice sent to `oldEmail` after an account's email changed to
-    /// `currentEmail` (reference §4.7): its link restores the old address.
+    /// `currentEmail` (identity-toolkit.md §4.7): its link restores the old address.
     package static func recoverNotice(
         settings: ProjectSettings, random: any RandomSource, now: Date, localID: String, currentEmail: String, oldEmail: String,
         lang: String, apiKey: String

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// Email actions (reference §4.3, §4.4, §4.7 A, §4.8): sending codes with their links, applying
+/// Email actions (identity-toolkit.md §4.3, §4.4, §4.7 A, §4.8): sending codes with their links, applying
 /// them, resetting passwords, and email-link sign-in with the unverified-account rule.
 package struct ActionCodeService: Sendable {
     package let accounts: AccountService
@@ -13,6 +13,17 @@ package struct ActionCodeService: Sendable {
     }
 
     package var settings: ProjectSettings { accounts.settings }
+
+    /// A code as stored, without spending it (the action page shows its form from this); nil
+    /// when unknown.
+    package func peek(code: String) async throws -> ActionCodeRecord? {
+        try await store.code(code)
+    }
+
+    /// Whether `record` is a live, unspent code of one of `kinds` now.
+    package func requireUsable(_ record: ActionCodeRecord, kinds: Set<ActionCodeKind>) throws(AccountError) {
+        try record.requireUsable(kinds: kinds, now: accounts.clock.now())
+    }
 
     /// A `sendOobCode` request, parsed.
     package struct SendRequest: Sendable {
@@ -40,7 +51,7 @@ package struct ActionCodeService: Sendable {
         package var oobLink: String?
     }
 
-    /// `accounts:sendOobCode`, steps 1–8 of reference §4.3 in order.
+    /// `accounts:sendOobCode`, steps 1–8 of identity-toolkit.md §4.3 in order.
     package func send(_ request: SendRequest) async throws -> SendResult {
         guard let rawType = request.requestType, !rawType.isEmpty else { throw AccountError(.missingRequestType) }
         guard let kind = ActionCodeKind(requestType: rawType) else {
@@ -146,7 +157,7 @@ package struct ActionCodeService: Sendable {
         )
     }
 
-    /// `accounts:update` with `oobCode` (reference §4.7 A).
+    /// `accounts:update` with `oobCode` (identity-toolkit.md §4.7 A).
     package func apply(code: String, apiKey: String) async throws -> UserRecord {
         guard let record = try await store.code(code) else { throw AccountError(.invalidOOBCode) }
         try record.requireUsable(kinds: [.verifyEmail, .verifyAndChangeEmail, .recoverEmail], now: accounts.clock.now())
@@ -158,7 +169,7 @@ package struct ActionCodeService: Sendable {
         return user
     }
 
-    /// `accounts:resetPassword` (reference §4.8): check only without `newPassword`.
+    /// `accounts:resetPassword` (identity-toolkit.md §4.8): check only without `newPassword`.
     package func resetPassword(code: String?, newPassword: String?) async throws -> (ActionCodeRecord, UserRecord?) {
         guard let code, !code.isEmpty else { throw AccountError(.missingOOBCode) }
         guard let record = try await store.code(code) else { throw AccountError(.invalidOOBCode) }
@@ -178,7 +189,7 @@ package struct ActionCodeService: Sendable {
         return (record, user)
     }
 
-    /// `accounts:signInWithEmailLink` (reference §4.4).
+    /// `accounts:signInWithEmailLink` (identity-toolkit.md §4.4).
     package func signInWithEmailLink(
         email rawEmail: String?, code: String?, idToken: String?, client: AccountService.Client, apiKey: String
     ) async throws -> AccountService.SignedIn {

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// ActionCodeSettings of an email action (reference §4.3), with the link domains the project
+/// ActionCodeSettings of an email action (identity-toolkit.md §4.3), with the link domains the project
 /// configured.
 package struct ActionCodeSettings: Sendable, Equatable, Codable {
     package var continueURL: String?
@@ -16,7 +16,7 @@ package struct ActionCodeSettings: Sendable, Equatable, Codable {
     /// No settings.
     package init() {}
 
-    /// Reference §4.3 step 5, in order; never depends on whether an account exists.
+    /// identity-toolkit.md §4.3 step 5, in order; never depends on whether an account exists.
     package func validate(kind: ActionCodeKind, project: ProjectSettings) throws(AccountError) {
         if let continueURL {
             guard let host = Self.httpHost(continueURL) else { throw AccountError(.invalidContinueURI) }
@@ -58,7 +58,7 @@ package struct ActionCodeSettings: Sendable, Equatable, Codable {
         (try? String(decoding: JSONEncoder().encode(self), as: UTF8.self)) ?? "{}"
     }
 
-    /// Builds the action link (reference §4.3 "Link format"): the web link to the action handler,
+    /// Builds the action link (identity-toolkit.md §4.3 "Link format"): the web link to the action handler,
     /// wrapped in an app link on a link domain when the code is handled in an app.
     package func link(
         kind: ActionCodeKind, code: String, apiKey: String, lang: String, project: ProjectSettings
@@ -92,7 +92,7 @@ package struct ActionCodeSettings: Sendable, Equatable, Codable {
 }
 
 extension ProjectSettings {
-    /// Reference §4.3 5.1: equal to an authorized domain or its subdomain at a label boundary; IP
+    /// identity-toolkit.md §4.3 5.1: equal to an authorized domain or its subdomain at a label boundary; IP
     /// literals must match exactly.
     package func isAuthorized(host: String) -> Bool {
         let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))

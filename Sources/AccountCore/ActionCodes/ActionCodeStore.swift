@@ -9,12 +9,12 @@ package protocol ActionCodeStore: Sendable {
     func store(_ code: OutgoingCode, precondition: IssuePrecondition?) async throws
     /// Reads a code without consuming it.
     func code(_ code: String) async throws -> ActionCodeRecord?
-    /// Applies a `VERIFY_EMAIL`, `VERIFY_AND_CHANGE_EMAIL` or `RECOVER_EMAIL` code (reference §4.7 A).
+    /// Applies a `VERIFY_EMAIL`, `VERIFY_AND_CHANGE_EMAIL` or `RECOVER_EMAIL` code (identity-toolkit.md §4.7 A).
     /// `recover` is the recover code and notice a change sends to the old address.
     func apply(_ code: String, recover: OutgoingCode?, now: Date) async throws -> UserRecord
-    /// Resets a password with a `PASSWORD_RESET` code (reference §4.8).
+    /// Resets a password with a `PASSWORD_RESET` code (identity-toolkit.md §4.8).
     func resetPassword(_ code: String, password: StoredPassword, now: Date) async throws -> UserRecord
-    /// Completes an email-link sign-in or link (reference §4.4), THE RULE included. The store
+    /// Completes an email-link sign-in or link (identity-toolkit.md §4.4), THE RULE included. The store
     /// checks the code itself (kind, expiry, unspent, its email) as it spends it.
     func completeEmailLink(_ completion: EmailLinkCompletion) async throws -> (UserRecord, MintTicket, isNewUser: Bool)
 }

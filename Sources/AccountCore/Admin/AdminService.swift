@@ -20,7 +20,7 @@ package struct SigningKeySummary: Sendable, Equatable {
     }
 }
 
-/// Listing and rotating signing keys (reference §3.6).
+/// Listing and rotating signing keys (identity-toolkit.md §3.6).
 package protocol KeyAdministration: Sendable {
     /// Every published key.
     func keySummaries() async throws -> [SigningKeySummary]
@@ -29,7 +29,7 @@ package protocol KeyAdministration: Sendable {
     func rotate(immediately: Bool) async throws -> String
 }
 
-/// Admin-only use cases beyond single-account reads and writes (reference §4.10–4.14).
+/// Admin-only use cases beyond single-account reads and writes (identity-toolkit.md §4.10–4.14).
 package struct AdminService: Sendable {
     package let accounts: AccountService
     package let store: any AdminStore
@@ -42,7 +42,30 @@ package struct AdminService: Sendable {
         self.keys = keys
     }
 
-    /// `accounts:batchDelete` (reference §4.12): per-id outcome, `nil` when deleted (or unknown).
+    /// `accounts:query`: the users matching `query` and how many match in all.
+    package func query(_ query: UserQuery) async throws -> (count: Int, users: [UserRecord]) {
+        try await store.query(query)
+    }
+
+    /// The audit trail, newest first, of one user or of everyone.
+    package func auditEvents(localID: String?, limit: Int) async throws -> [AuditEvent] {
+        try await store.auditEvents(localID: localID, limit: limit)
+    }
+
+    /// `downloadAccount`'s page: up to `limit` users after `after`, in local-id order.
+    package func usersPage(after: String?, limit: Int) async throws -> [UserRecord] {
+        try await store.usersPage(after: after, limit: limit)
+    }
+
+    /// The owner of a session, whatever its state; nil when there is no such session.
+    package func sessionOwner(sessionID: String) async throws -> String? {
+        try await accounts.store.sessionState(sessionID: sessionID)?.localID
+    }
+
+    /// The service's clock, for what an import stamps.
+    package func now() -> Date { accounts.clock.now() }
+
+    /// `accounts:batchDelete` (identity-toolkit.md §4.12): per-id outcome, `nil` when deleted (or unknown).
     package func batchDelete(localIDs: [String], force: Bool) async throws -> [(index: Int, localID: String, message: String)] {
         guard (1...1000).contains(localIDs.count) else { throw AccountError(.localIDListExceedsLimit) }
         var errors: [(Int, String, String)] = []
@@ -61,7 +84,7 @@ package struct AdminService: Sendable {
         return errors
     }
 
-    /// `projects:createSessionCookie` (reference §4.14): the ID token's claims re-issued as a
+    /// `projects:createSessionCookie` (identity-toolkit.md §4.14): the ID token's claims re-issued as a
     /// long-lived cookie of the same session.
     package func createSessionCookie(idToken: String?, validDuration: Int64?) async throws -> String {
         let caller = try await accounts.authenticate(idToken)

@@ -13,7 +13,7 @@ package protocol AdminStore: Sendable {
     func recordMint(sessionID: String, localID: String, now: Date) async throws -> MintTicket
 }
 
-/// `accounts:query` (reference §4.13).
+/// `accounts:query` (identity-toolkit.md §4.13).
 package struct UserQuery: Sendable, Equatable {
     /// Sort keys.
     package enum SortBy: String, Sendable {

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// One user of an `accounts:batchCreate` request (reference §4.11), parsed.
+/// One user of an `accounts:batchCreate` request (identity-toolkit.md §4.11), parsed.
 package struct ImportedUser: Sendable {
     package var localID: String?
     package var email: String?
@@ -44,7 +44,7 @@ package protocol UserImportStore: Sendable {
 }
 
 extension AdminService {
-    /// `accounts:batchCreate` (reference §4.11): request-level faults throw; per-user faults are
+    /// `accounts:batchCreate` (identity-toolkit.md §4.11): request-level faults throw; per-user faults are
     /// returned as `(index, message)`.
     package func importUsers(
         _ request: ImportRequest, store importer: any UserImportStore,

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// What a refresh does with the session it read (reference §3.3, §4.17): a pure decision, so the
+/// What a refresh does with the session it read (identity-toolkit.md §3.3, §4.17): a pure decision, so the
 /// store reads, asks, and writes the answer.
 package enum RefreshDecision: Sendable, Equatable {
     /// The presented token is the current one: the session moves to the next generation, issued now.

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// One sign-in (reference §2.7). Refresh tokens are not stored: only the generation and the salt
+/// One sign-in (identity-toolkit.md §2.7). Refresh tokens are not stored: only the generation and the salt
 /// their MAC key derives from.
 package struct SessionRecord: Sendable, Equatable {
     package var sessionID: String
@@ -15,7 +15,7 @@ package struct SessionRecord: Sendable, Equatable {
     package var userAgent: String?
     package var ipAddress: String?
     package var lastRefreshAt: Date?
-    /// n of reference §3.3.
+    /// n of identity-toolkit.md §3.3.
     package var generation: Int64
     /// When generation n was issued (the grace window counts from here).
     package var generationIssuedAt: Date
@@ -56,7 +56,7 @@ package struct SessionRecord: Sendable, Equatable {
     }
 }
 
-/// Why a session ended (reference §2.7).
+/// Why a session ended (identity-toolkit.md §2.7).
 package enum RevokeReason: String, Sendable, CaseIterable {
     case adminRevoked = "ADMIN_REVOKED"
     case allSessionsRevoked = "ALL_SESSIONS_REVOKED"
@@ -101,7 +101,7 @@ package struct NewSession: Sendable {
 }
 
 /// A session's right to mint an ID token at second `iat`, recorded in the transaction that
-/// validated the session (reference §3.5 item 3).
+/// validated the session (identity-toolkit.md §3.5 item 3).
 package struct MintTicket: Sendable, Equatable {
     /// The token's `iat`; never before the user's `validSince`.
     package var issuedAt: Int64
@@ -115,7 +115,7 @@ package struct MintTicket: Sendable, Equatable {
     }
 }
 
-/// The arithmetic of reference §3.5.
+/// The arithmetic of identity-toolkit.md §3.5.
 package enum RevocationRules {
     /// Whole seconds since the epoch, floored.
     package static func seconds(_ date: Date) -> Int64 {

@@ -1,4 +1,4 @@
-/// The claims of an ID token (reference §3.1), rebuilt from the account at every mint.
+/// The claims of an ID token (identity-toolkit.md §3.1), rebuilt from the account at every mint.
 package enum IDTokenClaims {
     /// Claims an ID token may not carry as custom claims (§2.5).
     package static let reserved: Set<String> = [

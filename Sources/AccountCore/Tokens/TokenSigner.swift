@@ -1,7 +1,7 @@
 public import Foundation
 
 /// Signs and verifies the service's JWTs (ID tokens, session cookies): RS256 with the one current
-/// signing key, verification with every published key (reference §3.6).
+/// signing key, verification with every published key (identity-toolkit.md §3.6).
 package protocol TokenSigner: Sendable {
     /// Signs `claims` as a compact JWT with header `{"alg":"RS256","kid":…,"typ":"JWT"}`.
     func sign(claims: [String: JSONValue]) async throws -> String
@@ -37,7 +37,7 @@ package struct PublishedKey: Sendable, Equatable {
 /// A signing key as stored: public parts in the clear, the private key sealed under the
 /// key-encryption key. The store never sees a private key in the clear.
 package struct SigningKeyRecord: Sendable, Equatable {
-    /// Life cycle of reference §3.6: published before signing, published after retiring.
+    /// Life cycle of identity-toolkit.md §3.6: published before signing, published after retiring.
     package enum State: String, Sendable {
         case next, current, retired
     }
@@ -92,7 +92,7 @@ package struct SigningKeyConflict: Error {
     package init() {}
 }
 
-/// Makes and checks refresh tokens (reference §3.3): an opaque string carrying the session id,
+/// Makes and checks refresh tokens (identity-toolkit.md §3.3): an opaque string carrying the session id,
 /// the generation and an HMAC-SHA256 under a per-session key derived (HKDF) from the refresh master
 /// key and the session's random salt. Nothing that could rebuild a token is stored.
 package protocol RefreshTokenCodec: Sendable {

@@ -1,0 +1,48 @@
+package import AccountCore
+
+/// Every Identity Toolkit RPC the server answers, by name: `/v1/accounts:NAME` and
+/// `/v1/projects/{project}/accounts:NAME` (APIPath). Each handler and its wire types live in one
+/// file named after it (`IdentityToolkit/` for the clients' RPCs, `Admin/` for the admin's);
+/// the Secure Token route is ``APIRoutes/token``. The fixed routes (health, keys, the action
+/// page) add themselves next to their handlers: `addHealth`, `addKeys`, `addActionHandler`.
+extension APIRoutes {
+    /// Accounts and sessions (clients and admins), and the token route.
+    package mutating func addAccounts(service: AccountService) {
+        register("signUp", SignUpRPC.endpoint(service))
+        register("signInWithPassword", SignInWithPasswordRPC.endpoint(service))
+        register("createAuthUri", CreateAuthUriRPC.endpoint(service))
+        register("lookup", LookupRPC.endpoint(service))
+        register("delete", DeleteRPC.endpoint(service))
+        register("verifyIdToken", VerifyIdTokenRPC.endpoint(service))
+        register("listSessions", SessionsRPC.list(service))
+        register("revokeSessions", SessionsRPC.revoke(service))
+        token = TokenRoute.endpoint(service)
+    }
+
+    /// Email actions; `update` too, since it applies codes as well as changing accounts.
+    package mutating func addActionCodes(service: ActionCodeService, access: AccessPolicy) {
+        register("sendOobCode", SendOobCodeRPC.endpoint(service, access: access))
+        register("signInWithEmailLink", SignInWithEmailLinkRPC.endpoint(service, access: access))
+        register("resetPassword", ResetPasswordRPC.endpoint(service))
+        register("update", UpdateRPC.endpoint(service, access: access))
+    }
+
+    /// Admin only.
+    package mutating func addAdmin(service: AdminService) {
+        register("batchGet", BatchGetRPC.endpoint(service))
+        register("batchDelete", BatchDeleteRPC.endpoint(service))
+        register("query", QueryAccountsRPC.endpoint(service))
+        register("createSessionCookie", CreateSessionCookieRPC.endpoint(service))
+        register("listAuditEvents", OperatorRPCs.audit(service))
+        register("listSigningKeys", OperatorRPCs.listKeys(service))
+        register("rotateSigningKeys", OperatorRPCs.rotateKeys(service))
+        register("getSession", OperatorRPCs.getSession(service))
+    }
+
+    /// Admin only: `batchCreate`; `validateHash` checks an imported algorithm and its parameters.
+    package mutating func addImport(
+        service: AdminService, store: any UserImportStore, validateHash: @escaping @Sendable (String, [String: String]) throws -> Void
+    ) {
+        register("batchCreate", BatchCreateRPC.endpoint(service, store: store, validateHash: validateHash))
+    }
+}
