@@ -4,7 +4,7 @@ import Testing
 
 @testable import AccountAPI
 
-@Suite("URL forms of reference §1.1")
+@Suite("URL forms of identity-toolkit.md §1.1")
 struct APIPathTests {
     @Test("bare, host-prefixed and project-scoped spellings resolve to one RPC")
     func spellings() {
@@ -33,7 +33,7 @@ struct APIPathTests {
     }
 }
 
-@Suite("Lenient request bodies of reference §1.2")
+@Suite("Lenient request bodies of identity-toolkit.md §1.2")
 struct RPCBodyTests {
     @Test("camelCase or snake_case, numbers as strings, booleans as strings")
     func leniency() throws {
@@ -94,7 +94,7 @@ struct RPCBodyTests {
     }
 }
 
-@Suite("Authorization header (reference §1.3)")
+@Suite("Authorization header (identity-toolkit.md §1.3)")
 struct BearerTokenTests {
     @Test("the Bearer scheme in any case, blanks trimmed; anything else is not a bearer token")
     func bearer() {

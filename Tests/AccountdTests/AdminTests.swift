@@ -4,7 +4,7 @@ import Testing
 
 @testable import accountd
 
-/// Reference §7 admin lines: paging, batch delete, query, session cookies, audit, keys.
+/// identity-toolkit.md §7 admin lines: paging, batch delete, query, session cookies, audit, keys.
 @Suite("Admin RPC")
 struct AdminTests {
     @Test("checklist 74: batchGet pages by localId without duplicates; real hashes only for password users")

@@ -6,7 +6,7 @@ import Testing
 
 @testable import accountd
 
-/// Reference §7: sendOobCode, signInWithEmailLink and THE RULE, applying codes, resetPassword.
+/// identity-toolkit.md §7: sendOobCode, signInWithEmailLink and THE RULE, applying codes, resetPassword.
 @Suite("Email actions and email-link sign-in")
 struct EmailActionsTests {
     static let signIn: [String: any Sendable] = [

@@ -4,7 +4,7 @@ import Testing
 
 @testable import accountd
 
-/// Reference §7, checklist 17 and 75–79: imports in every hash format sign in, and are upgraded.
+/// identity-toolkit.md §7, checklist 17 and 75–79: imports in every hash format sign in, and are upgraded.
 @Suite("batchCreate imports")
 struct ImportTests {
     static func importUsers(_ api: API, _ body: [String: any Sendable]) async throws -> TestHTTPClient.Reply {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import accountd
 
-/// Reference §7 checklist, transport and sign-up/sign-in lines, over real HTTP and PostgreSQL.
+/// identity-toolkit.md §7 checklist, transport and sign-up/sign-in lines, over real HTTP and PostgreSQL.
 @Suite("Transport checks, sign-up and password sign-in")
 struct PasswordAccountsTests {
     @Test("§1.3: no key 403, unknown key 400, bad bearer 401, key on a project path 403; bare and prefixed alike")

@@ -8,7 +8,7 @@ import Testing
 
 @testable import accountd
 
-/// Reference §7: Secure Token, sessions, verify and keys lines; update and delete lines.
+/// identity-toolkit.md §7: Secure Token, sessions, verify and keys lines; update and delete lines.
 @Suite("Sessions, refresh rotation, revocation and keys")
 struct SessionsAndTokensTests {
     struct Payload: JWTPayload {

@@ -6,7 +6,7 @@ import Synchronization
 import X509
 import _CryptoExtras
 
-/// The service's RS256 signer (reference §3.6): signs with the one `current` key, verifies with every
+/// The service's RS256 signer (identity-toolkit.md §3.6): signs with the one `current` key, verifies with every
 /// published key, and keeps the decrypted keys in memory. The keys live in the shared
 /// ``SigningKeyStore``; the ring reloads them every `reloadInterval` and, at most once a second,
 /// when a token names an unknown `kid`, so every replica converges on the one current key.

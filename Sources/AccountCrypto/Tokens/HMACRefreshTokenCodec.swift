@@ -1,7 +1,7 @@
 public import AccountCore
 import Crypto
 
-/// Refresh tokens of reference §3.3: base64url (no padding) of version 1 ‖ the 16 session-id bytes ‖
+/// Refresh tokens of identity-toolkit.md §3.3: base64url (no padding) of version 1 ‖ the 16 session-id bytes ‖
 /// the generation (8 bytes, big-endian) ‖ HMAC-SHA256(K_s, utf8(sessionID) ‖ generation), where
 /// K_s = HKDF-SHA256(master key, salt: the session's salt, info "accountd refresh v1"). 76 characters.
 package struct HMACRefreshTokenCodec: RefreshTokenCodec {
