@@ -5,6 +5,7 @@ import AccountTesting
 import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 import Testing
 
 @Suite("Email outbox and delivery worker against real PostgreSQL", .timeLimit(.minutes(1)))
@@ -26,15 +27,23 @@ struct OutboxTests {
         var bodyHTML: String?
         var lastError: String?
         var sent: Bool
-        /// `next_attempt_at - now()`, in seconds.
+        /// `next_attempt_at` minus the test clock's now, in seconds.
         var dueIn: Double
     }
 
-    static func rows(_ client: Database) async throws -> [Row] {
+    /// The worker's clock in these tests: a day ahead of the database's, so a row enqueued (at
+    /// PostgreSQL's `now()`) or made due is due at once, and moved only by the test.
+    final class TestClock: WallClock {
+        private let instant = Mutex(Date().addingTimeInterval(86_400))
+        func now() -> Date { instant.withLock { $0 } }
+        func advance(_ seconds: TimeInterval) { instant.withLock { $0 += seconds } }
+    }
+
+    static func rows(_ client: Database, clock: TestClock = TestClock()) async throws -> [Row] {
         let rows = try await client.query(
             """
             SELECT status, attempts, subject, body_text, body_html, last_error, sent_at IS NOT NULL,
-                extract(epoch FROM next_attempt_at - now())::float8
+                extract(epoch FROM next_attempt_at - \(clock.now()))::float8
             FROM email_outbox ORDER BY id
             """)
         var result: [Row] = []
@@ -133,33 +142,30 @@ struct OutboxTests {
             let message = Self.message()
             try await Self.enqueue(message, client)
             let transport = TestTransport(failures: 2)
+            let clock = TestClock()
             let worker = OutboxWorker(
-                database: client, transport: transport, logger: Self.logger, baseBackoff: .seconds(10), maxBackoff: .seconds(300))
+                database: client, transport: transport, logger: Self.logger, baseBackoff: .seconds(10), maxBackoff: .seconds(300),
+                clock: clock)
 
-            // The delay counts from the failure, somewhere between `started` and the read: a loaded
-            // machine may take seconds between the two, so bound it from both ends.
-            var started = Date()
+            // The delay counts from the failure on the worker's clock, which only the test moves.
             #expect(try await worker.drainOnce() == 0)
-            var row = try #require(try await Self.rows(client).first)
-            var elapsed = Date().timeIntervalSince(started)
+            var row = try #require(try await Self.rows(client, clock: clock).first)
             #expect(row.status == "pending" && row.attempts == 1)
             #expect(row.lastError == "relay down (test)")
             #expect(row.bodyText == message.textBody)
-            #expect((4.5 - elapsed...10.5).contains(row.dueIn), "first delay in [base/2, base]: \(row.dueIn), \(elapsed) s elapsed")
-            // Not due yet: sent an hour ahead, so a stalled machine cannot make it due meanwhile.
-            try await client.query("UPDATE email_outbox SET next_attempt_at = now() + interval '1 hour' WHERE status = 'pending'")
+            #expect((5.0...10.0).contains(row.dueIn), "first delay in [base/2, base]: \(row.dueIn)")
+            // Not due until its delay has passed on the worker's clock.
+            clock.advance(row.dueIn - 0.5)
             #expect(try await worker.drainOnce() == 0, "not due yet")
             #expect(transport.attempts == 1, "a row not yet due was attempted")
 
-            try await Self.makeDue(client)
-            started = Date()
+            clock.advance(0.5)
             #expect(try await worker.drainOnce() == 0)
-            row = try #require(try await Self.rows(client).first)
-            elapsed = Date().timeIntervalSince(started)
+            row = try #require(try await Self.rows(client, clock: clock).first)
             #expect(row.status == "pending" && row.attempts == 2)
-            #expect((9.5 - elapsed...20.5).contains(row.dueIn), "second delay in [base, 2·base]: \(row.dueIn), \(elapsed) s elapsed")
+            #expect((10.0...20.0).contains(row.dueIn), "second delay in [base, 2·base]: \(row.dueIn)")
 
-            try await Self.makeDue(client)
+            clock.advance(row.dueIn)
             #expect(try await worker.drainOnce() == 1)
             row = try #require(try await Self.rows(client).first)
             #expect(row.status == "sent" && row.attempts == 3 && row.sent)

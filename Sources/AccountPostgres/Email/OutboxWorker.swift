@@ -1,4 +1,5 @@
 public import AccountCore
+import Foundation
 public import Logging
 public import PostgresNIO
 public import ServiceLifecycle
@@ -26,12 +27,14 @@ package struct OutboxWorker: Service {
     private let maxAttempts: Int
     private let baseBackoff: Duration
     private let maxBackoff: Duration
+    private let clock: any WallClock
 
     /// The longest one send may hold its row before it counts as a failed attempt.
     package static let sendTimeout = Duration.seconds(300)
 
     /// Creates a worker. `maxAttempts` counts sends (the first one included); the delay after the
     /// n-th failure is `min(baseBackoff · 2^(n-1), maxBackoff)`, scaled by a random factor in [0.5, 1].
+    /// `clock` decides which rows are due and when a failed one is due again.
     package init(
         database: Database,
         transport: any MailTransport,
@@ -39,8 +42,10 @@ package struct OutboxWorker: Service {
         pollInterval: Duration = .seconds(1),
         maxAttempts: Int = 20,
         baseBackoff: Duration = .seconds(1),
-        maxBackoff: Duration = .seconds(300)
+        maxBackoff: Duration = .seconds(300),
+        clock: any WallClock = SystemClock()
     ) {
+        self.clock = clock
         self.database = database
         self.transport = transport
         self.logger = logger
@@ -107,7 +112,7 @@ package struct OutboxWorker: Service {
             let rows = try await connection.query(
                 """
                 SELECT id, kind, recipient, subject, body_text, body_html, attempts FROM email_outbox
-                WHERE status = 'pending' AND next_attempt_at <= now() AND id <> ALL(\(excluded))
+                WHERE status = 'pending' AND next_attempt_at <= \(clock.now()) AND id <> ALL(\(excluded))
                 ORDER BY next_attempt_at, id LIMIT 1
                 FOR UPDATE SKIP LOCKED
                 """,
@@ -161,7 +166,7 @@ package struct OutboxWorker: Service {
             }
             try await connection.query(
                 """
-                UPDATE email_outbox SET status = 'sent', sent_at = clock_timestamp(), attempts = attempts + 1,
+                UPDATE email_outbox SET status = 'sent', sent_at = \(clock.now()), attempts = attempts + 1,
                     body_text = NULL, body_html = NULL
                 WHERE id = \(claimed.id)
                 """,
@@ -184,11 +189,11 @@ package struct OutboxWorker: Service {
                 logger: logger
             )
         } else {
-            let delay = Self.seconds(backoff(afterFailure: attempt))
+            let due = clock.now().addingTimeInterval(Self.seconds(backoff(afterFailure: attempt)))
             try await connection.query(
                 """
                 UPDATE email_outbox SET attempts = attempts + 1, last_error = \(reason),
-                    next_attempt_at = clock_timestamp() + make_interval(secs => \(delay))
+                    next_attempt_at = \(due)
                 WHERE id = \(id)
                 """,
                 logger: logger
