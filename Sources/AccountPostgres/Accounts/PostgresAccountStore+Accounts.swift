@@ -13,7 +13,7 @@ extension PostgresAccountStore {
 
     package func user(email: String) async throws -> UserRecord? {
         try await translating {
-            let rows = try await database.execute(Prepared.UserByEmail(binds: Self.binds(email)), logger: logger)
+            let rows = try await database.execute(Prepared.UserByEmail(tenant: tenant, email: email), logger: logger)
             for row in rows { return try Self.decodeUser(row) }
             return nil
         }
@@ -24,20 +24,26 @@ extension PostgresAccountStore {
             var found: [UserRecord] = []
             var seen = Set<String>()
             /// The single-value statement for one identifier (its plan is cached), the list one otherwise.
-            func statement(_ values: [String], one: (PostgresBindings) -> any PreparedQuery, many: (PostgresBindings) -> any PreparedQuery)
+            func statement(_ values: [String], one: (String) -> any PreparedQuery, many: ([String]) -> any PreparedQuery)
                 -> (any PreparedQuery)?
             {
-                var binds = PostgresBindings()
                 switch values.count {
-                case 0: return nil
-                case 1: binds.append(values[0]); return one(binds)
-                default: binds.append(values); return many(binds)
+                case 0: nil
+                case 1: one(values[0])
+                default: many(values)
                 }
             }
+            let tenant = self.tenant
             let statements = [
-                statement(localIDs, one: Prepared.UserByLocalID.init, many: Prepared.UsersByLocalIDs.init),
-                statement(emails.map { $0.lowercased() }, one: Prepared.UserByEmail.init, many: Prepared.UsersByEmails.init),
-                statement(phoneNumbers, one: Prepared.UserByPhoneNumber.init, many: Prepared.UsersByPhoneNumbers.init),
+                statement(
+                    localIDs, one: { Prepared.UserByLocalID(tenant: tenant, localID: $0) },
+                    many: { Prepared.UsersByLocalIDs(tenant: tenant, localIDs: $0) }),
+                statement(
+                    emails.map { $0.lowercased() }, one: { Prepared.UserByEmail(tenant: tenant, email: $0) },
+                    many: { Prepared.UsersByEmails(tenant: tenant, emails: $0) }),
+                statement(
+                    phoneNumbers, one: { Prepared.UserByPhoneNumber(tenant: tenant, phoneNumber: $0) },
+                    many: { Prepared.UsersByPhoneNumbers(tenant: tenant, phoneNumbers: $0) }),
             ]
             for statement in statements.compactMap(\.self) {
                 let rows = try await database.execute(statement, logger: logger)
@@ -54,9 +60,9 @@ extension PostgresAccountStore {
         try await transaction { tx in
             try await tx.query(
                 """
-                INSERT INTO users (local_id, email, email_verified, email_link_signin, initial_email, display_name, photo_url,
+                INSERT INTO users (tenant_id, local_id, email, email_verified, email_link_signin, initial_email, display_name, photo_url,
                     phone_number, disabled, custom_attributes, custom_auth, created_at, last_login_at, tokens_valid_after, valid_since)
-                VALUES (\(user.localID), \(user.email), \(user.emailVerified), \(user.emailLinkSignin), \(user.initialEmail),
+                VALUES (\(tenant), \(user.localID), \(user.email), \(user.emailVerified), \(user.emailLinkSignin), \(user.initialEmail),
                     \(user.displayName), \(user.photoURL), \(user.phoneNumber), \(user.disabled), \(user.customAttributes),
                     \(user.customAuth), \(user.createdAt), \(session == nil ? nil : now), \(user.tokensValidAfter), \(user.validSince))
                 """)
@@ -116,12 +122,12 @@ extension PostgresAccountStore {
                 """
                 UPDATE sessions SET revoked_at = coalesce(revoked_at, \(now)),
                     revoke_reason = coalesce(revoke_reason, \(RevokeReason.userDeleted.rawValue)), user_deleted = true
-                WHERE tenant_id = '' AND local_id = \(localID)
+                WHERE tenant_id = \(tenant) AND local_id = \(localID)
                 """)
             try await tx.query(
-                "UPDATE action_codes SET used_at = \(now), used_reason = 'USER_DELETED' WHERE tenant_id = '' AND local_id = \(localID) AND used_at IS NULL"
+                "UPDATE action_codes SET used_at = \(now), used_reason = 'USER_DELETED' WHERE tenant_id = \(tenant) AND local_id = \(localID) AND used_at IS NULL"
             )
-            try await tx.query("DELETE FROM users WHERE tenant_id = '' AND local_id = \(localID)")
+            try await tx.query("DELETE FROM users WHERE tenant_id = \(tenant) AND local_id = \(localID)")
             try await tx.announce(.user(localID))
             try await tx.audit("user.delete", localID: localID, details: ["email": user.email ?? ""])
         }
@@ -143,83 +149,73 @@ extension StoreTransaction {
         let parameters = PostgresAccountStore.parametersJSON(stored.parameters)
         try await query(
             """
-            INSERT INTO password_credentials (local_id, algorithm, hash, salt, parameters, updated_at)
-            VALUES (\(localID), \(stored.algorithm), \(Data(stored.hash)), \(stored.salt.map { Data($0) }), \(parameters)::jsonb, \(now))
+            INSERT INTO password_credentials (tenant_id, local_id, algorithm, hash, salt, parameters, updated_at)
+            VALUES (\(tenant), \(localID), \(stored.algorithm), \(Data(stored.hash)), \(stored.salt.map { Data($0) }), \(parameters)::jsonb, \(now))
             ON CONFLICT (tenant_id, local_id) DO UPDATE SET algorithm = EXCLUDED.algorithm, hash = EXCLUDED.hash,
                 salt = EXCLUDED.salt, parameters = EXCLUDED.parameters, updated_at = EXCLUDED.updated_at
             """)
     }
 
-    /// Writes the fields of a change (identity-toolkit.md §4.7 effects); revocation is the caller's.
+    /// Writes the fields of a change (identity-toolkit.md §4.7 effects): the user row in one
+    /// statement, then the password and the federated links; revocation is the caller's.
     func apply(_ change: UserChange, to user: UserRecord, now: Date) async throws {
         let localID = user.localID
-        func set(_ column: String, _ value: FieldChange<String>) async throws {
-            switch value {
-            case .keep: return
-            case .set(let text):
-                var binds = PostgresBindings()
-                binds.append(text)
-                binds.append(localID)
-                try await query(
-                    PostgresQuery(unsafeSQL: "UPDATE users SET \(column) = $1 WHERE tenant_id = '' AND local_id = $2", binds: binds))
-            case .clear:
-                try await query(
-                    PostgresQuery(
-                        unsafeSQL: "UPDATE users SET \(column) = NULL WHERE tenant_id = '' AND local_id = $1",
-                        binds: PostgresAccountStore.binds(localID)))
-            }
-        }
-        try await set("display_name", change.displayName)
-        try await set("photo_url", change.photoURL)
-        try await set("phone_number", change.phoneNumber)
-        try await set("custom_attributes", change.customAttributes)
-        if case .set(let email) = change.email {
-            try await query(
-                """
-                UPDATE users SET email = \(email), email_verified = \(change.emailVerified ?? false), email_link_signin = false,
-                    initial_email = coalesce(initial_email, email)
-                WHERE tenant_id = '' AND local_id = \(localID)
-                """)
-        } else if case .clear = change.email {
-            try await query(
-                "UPDATE users SET email = NULL, email_verified = false, email_link_signin = false WHERE tenant_id = '' AND local_id = \(localID)"
-            )
-        } else if let verified = change.emailVerified {
-            try await query("UPDATE users SET email_verified = \(verified) WHERE tenant_id = '' AND local_id = \(localID)")
-        }
+        let deletesPassword = change.deleteProviders.contains("password")
+        let deletesPhone = change.deleteProviders.contains("phone")
+        let (keepsName, name) = change.displayName.bindable
+        let (keepsPhoto, photo) = change.photoURL.bindable
+        let (keepsPhone, phone) = change.phoneNumber.bindable
+        let (keepsClaims, claims) = change.customAttributes.bindable
+        let (keepsEmail, email) = change.email.bindable
+        let clearsEmail = change.email == .clear
+        // A new password, and removing the password provider, each start a new credential version.
+        let credentialSteps = (change.password == nil ? 0 : 1) + (deletesPassword ? 1 : 0)
+        try await query(
+            """
+            UPDATE users SET
+                display_name = CASE WHEN \(keepsName) THEN display_name ELSE \(name) END,
+                photo_url = CASE WHEN \(keepsPhoto) THEN photo_url ELSE \(photo) END,
+                phone_number = CASE WHEN \(deletesPhone) THEN NULL WHEN \(keepsPhone) THEN phone_number ELSE \(phone) END,
+                custom_attributes = CASE WHEN \(keepsClaims) THEN custom_attributes ELSE \(claims) END,
+                email = CASE WHEN \(keepsEmail) THEN email ELSE \(email) END,
+                email_verified = CASE WHEN \(clearsEmail) THEN false WHEN NOT \(keepsEmail) THEN coalesce(\(change.emailVerified), false)
+                                      ELSE coalesce(\(change.emailVerified), email_verified) END,
+                email_link_signin = email_link_signin AND \(keepsEmail) AND NOT \(deletesPassword),
+                initial_email = CASE WHEN \(keepsEmail) OR \(clearsEmail) THEN initial_email ELSE coalesce(initial_email, email) END,
+                credential_version = credential_version + \(credentialSteps),
+                disabled = coalesce(\(change.disabled), disabled),
+                created_at = coalesce(\(change.createdAt), created_at),
+                last_login_at = coalesce(\(change.lastLoginAt), last_login_at)
+            WHERE tenant_id = \(tenant) AND local_id = \(localID)
+            """)
         if let password = change.password {
             try await writePassword(password, localID: localID, now: now)
-            try await query("UPDATE users SET credential_version = credential_version + 1 WHERE tenant_id = '' AND local_id = \(localID)")
             try await query(
                 """
                 UPDATE action_codes SET used_at = \(now), used_reason = 'PASSWORD_CHANGED'
-                WHERE tenant_id = '' AND local_id = \(localID) AND kind = 'PASSWORD_RESET' AND used_at IS NULL
+                WHERE tenant_id = \(tenant) AND local_id = \(localID) AND kind = 'PASSWORD_RESET' AND used_at IS NULL
                 """)
         }
-        for provider in change.deleteProviders {
-            switch provider {
-            case "password":
-                try await query("DELETE FROM password_credentials WHERE tenant_id = '' AND local_id = \(localID)")
-                try await query(
-                    """
-                    UPDATE users SET email_link_signin = false, credential_version = credential_version + 1
-                    WHERE tenant_id = '' AND local_id = \(localID)
-                    """)
-            case "phone":
-                try await query("UPDATE users SET phone_number = NULL WHERE tenant_id = '' AND local_id = \(localID)")
-            default:
-                try await query(
-                    "DELETE FROM federated_identities WHERE tenant_id = '' AND local_id = \(localID) AND provider_id = \(provider)")
-            }
+        if deletesPassword {
+            try await query("DELETE FROM password_credentials WHERE tenant_id = \(tenant) AND local_id = \(localID)")
         }
-        if let disabled = change.disabled {
-            try await query("UPDATE users SET disabled = \(disabled) WHERE tenant_id = '' AND local_id = \(localID)")
+        let federated = change.deleteProviders.filter { $0 != "password" && $0 != "phone" }
+        if !federated.isEmpty {
+            try await query(
+                "DELETE FROM federated_identities WHERE tenant_id = \(tenant) AND local_id = \(localID) AND provider_id = ANY(\(federated))"
+            )
         }
-        if let createdAt = change.createdAt {
-            try await query("UPDATE users SET created_at = \(createdAt) WHERE tenant_id = '' AND local_id = \(localID)")
-        }
-        if let lastLoginAt = change.lastLoginAt {
-            try await query("UPDATE users SET last_login_at = \(lastLoginAt) WHERE tenant_id = '' AND local_id = \(localID)")
+    }
+
+}
+
+extension FieldChange where Value == String {
+    /// The change as two binds: whether the column keeps its value, and the new value (nil clears).
+    var bindable: (keeps: Bool, value: String?) {
+        switch self {
+        case .keep: (true, nil)
+        case .set(let value): (false, value)
+        case .clear: (false, nil)
         }
     }
 }

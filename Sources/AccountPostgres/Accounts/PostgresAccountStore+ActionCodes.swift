@@ -44,7 +44,7 @@ extension PostgresAccountStore: ActionCodeStore {
             guard user.email == record.email else { throw AccountError(.invalidOOBCode) }
             switch record.kind {
             case .verifyEmail:
-                try await tx.query("UPDATE users SET email_verified = true WHERE tenant_id = '' AND local_id = \(localID)")
+                try await tx.query("UPDATE users SET email_verified = true WHERE tenant_id = \(tenant) AND local_id = \(localID)")
             case .verifyAndChangeEmail, .recoverEmail:
                 guard let target = record.newEmail else { throw AccountError(.invalidOOBCode) }
                 if let owner = try await tx.localID(ofEmail: target), owner != localID {
@@ -58,7 +58,7 @@ extension PostgresAccountStore: ActionCodeStore {
                     """
                     UPDATE users SET email = \(target), email_verified = \(verified), email_link_signin = false,
                         initial_email = coalesce(initial_email, email)
-                    WHERE tenant_id = '' AND local_id = \(localID)
+                    WHERE tenant_id = \(tenant) AND local_id = \(localID)
                     """)
                 _ = try await tx.revokeAll(user: user, reason: .emailChanged, now: now)
                 if record.kind == .verifyAndChangeEmail, let recover {
@@ -89,12 +89,12 @@ extension PostgresAccountStore: ActionCodeStore {
             try await tx.query(
                 """
                 UPDATE users SET email_verified = true, credential_version = credential_version + 1
-                WHERE tenant_id = '' AND local_id = \(localID)
+                WHERE tenant_id = \(tenant) AND local_id = \(localID)
                 """)
             try await tx.query(
                 """
                 UPDATE action_codes SET used_at = \(now), used_reason = 'PASSWORD_RESET'
-                WHERE tenant_id = '' AND local_id = \(localID) AND kind = 'PASSWORD_RESET' AND used_at IS NULL
+                WHERE tenant_id = \(tenant) AND local_id = \(localID) AND kind = 'PASSWORD_RESET' AND used_at IS NULL
                 """)
             let current = try await tx.user(localID: localID, lock: false)!
             _ = try await tx.revokeAll(user: current, reason: .passwordReset, now: now)
@@ -128,7 +128,7 @@ extension PostgresAccountStore: ActionCodeStore {
                     UPDATE users SET email = \(completion.email), email_verified = true, email_link_signin = true,
                         last_login_at = \(now), initial_email = CASE WHEN email IS NOT NULL AND email <> \(completion.email)
                                              THEN coalesce(initial_email, email) ELSE initial_email END
-                    WHERE tenant_id = '' AND local_id = \(localID)
+                    WHERE tenant_id = \(tenant) AND local_id = \(localID)
                     """)
                 if replacedEmail != nil {
                     _ = try await tx.revokeAll(user: user, reason: .emailChanged, now: now)
@@ -139,10 +139,7 @@ extension PostgresAccountStore: ActionCodeStore {
             case .signIn(var user, let strip):
                 localID = user.localID
                 if let strip { try await tx.strip(strip, from: user, now: now) }
-                var binds = PostgresBindings()
-                binds.append(now)
-                binds.append(localID)
-                _ = try await tx.execute(Prepared.EmailLinkLogin(binds: binds))
+                try await tx.execute(Prepared.EmailLinkLogin(tenant: tx.tenant, localID: localID, now: now))
                 if strip == nil {
                     // The common case, a verified account: only the two columns above changed.
                     user.emailLinkSignin = true
@@ -154,9 +151,9 @@ extension PostgresAccountStore: ActionCodeStore {
                 isNewUser = true
                 try await tx.query(
                     """
-                    INSERT INTO users (local_id, email, email_verified, email_link_signin, created_at, last_login_at, tokens_valid_after,
+                    INSERT INTO users (tenant_id, local_id, email, email_verified, email_link_signin, created_at, last_login_at, tokens_valid_after,
                         valid_since)
-                    VALUES (\(localID), \(completion.email), true, true, \(now), \(now), \(now), \(RevocationRules.seconds(now)))
+                    VALUES (\(tenant), \(localID), \(completion.email), true, true, \(now), \(now), \(now), \(RevocationRules.seconds(now)))
                     """)
             }
             if written == nil { written = try await tx.user(localID: localID, lock: false) }
@@ -190,18 +187,18 @@ extension StoreTransaction {
     {
         let localID = user.localID
         if plan.removePassword {
-            try await query("DELETE FROM password_credentials WHERE tenant_id = '' AND local_id = \(localID)")
+            try await query("DELETE FROM password_credentials WHERE tenant_id = \(tenant) AND local_id = \(localID)")
         }
-        try await query("DELETE FROM federated_identities WHERE tenant_id = '' AND local_id = \(localID)")
+        try await query("DELETE FROM federated_identities WHERE tenant_id = \(tenant) AND local_id = \(localID)")
         try await query(
             """
             UPDATE users SET phone_number = NULL, credential_version = credential_version + 1
-            WHERE tenant_id = '' AND local_id = \(localID)
+            WHERE tenant_id = \(tenant) AND local_id = \(localID)
             """)
         try await query(
             """
             UPDATE action_codes SET used_at = \(now), used_reason = 'EMAIL_LINK_TAKEOVER_PROTECTION'
-            WHERE tenant_id = '' AND local_id = \(localID) AND used_at IS NULL AND kind <> ALL(\(StripPlan.keptCodeKinds.map(\.rawValue)))
+            WHERE tenant_id = \(tenant) AND local_id = \(localID) AND used_at IS NULL AND kind <> ALL(\(StripPlan.keptCodeKinds.map(\.rawValue)))
             """)
         _ = try await revokeAll(user: user, reason: plan.revokeReason, now: now)
     }
@@ -223,15 +220,15 @@ extension StoreTransaction {
                 UPDATE action_codes SET used_at = \(code.createdAt), used_reason = 'SUPERSEDED'
                 WHERE code_hash IN (
                     SELECT code_hash FROM action_codes
-                    WHERE tenant_id = '' AND local_id = \(localID) AND kind = \(code.kind.rawValue) AND used_at IS NULL
+                    WHERE tenant_id = \(tenant) AND local_id = \(localID) AND kind = \(code.kind.rawValue) AND used_at IS NULL
                     FOR UPDATE SKIP LOCKED)
                 """)
         }
         try await query(
             """
-            INSERT INTO action_codes (code_hash, kind, local_id, email, new_email, settings, lang, created_at, expires_at,
+            INSERT INTO action_codes (tenant_id, code_hash, kind, local_id, email, new_email, settings, lang, created_at, expires_at,
                 restore_email_verified)
-            VALUES (\(PostgresAccountStore.hash(code.code)), \(code.kind.rawValue), \(code.localID), \(code.email), \(code.newEmail),
+            VALUES (\(tenant), \(PostgresAccountStore.hash(code.code)), \(code.kind.rawValue), \(code.localID), \(code.email), \(code.newEmail),
                 \(code.settingsJSON)::jsonb, \(code.lang), \(code.createdAt), \(code.expiresAt), \(restoreEmailVerified))
             """)
         if let email = outgoing.email {
@@ -240,12 +237,11 @@ extension StoreTransaction {
     }
 
     func code(_ code: String, lock: Bool) async throws -> ActionCodeRecord? {
-        var binds = PostgresBindings()
-        try binds.append(PostgresAccountStore.hash(code))
+        let hash = PostgresAccountStore.hash(code)
         let rows =
             lock
-            ? try await execute(Prepared.ActionCodeForUpdate(binds: binds))
-            : try await execute(Prepared.ActionCode(binds: binds))
+            ? try await execute(Prepared.ActionCodeForUpdate(hash: hash))
+            : try await execute(Prepared.ActionCode(hash: hash))
         return try await PostgresAccountStore.decodeCode(rows)
     }
 
@@ -253,10 +249,8 @@ extension StoreTransaction {
     /// trip where the code was unspent; a spent or unknown code is read as it is (nil: unknown).
     /// The caller's checks come after, and a refusal rolls the spending back with the transaction.
     func spend(_ code: String, now: Date) async throws -> ActionCodeRecord? {
-        var binds = PostgresBindings()
-        binds.append(now)
-        try binds.append(PostgresAccountStore.hash(code))
-        if let unspent = try await PostgresAccountStore.decodeCode(try await execute(Prepared.ActionCodeSpend(binds: binds))) {
+        let spent = try await execute(Prepared.ActionCodeSpend(hash: PostgresAccountStore.hash(code), now: now))
+        if let unspent = try await PostgresAccountStore.decodeCode(spent) {
             return unspent
         }
         return try await self.code(code, lock: false)

@@ -6,13 +6,11 @@ import PostgresNIO
 extension PostgresAccountStore: AdminStore {
     package func usersPage(after: String?, limit: Int) async throws -> [UserRecord] {
         try await translating {
-            var binds = PostgresBindings()
-            binds.append(after ?? "")
-            binds.append(limit)
             let rows = try await database.query(
-                PostgresQuery(
-                    unsafeSQL: "SELECT \(Self.userColumns) WHERE u.tenant_id = '' AND u.local_id > $1 ORDER BY u.local_id LIMIT $2",
-                    binds: binds),
+                """
+                SELECT \(unescaped: Self.userColumns) WHERE u.tenant_id = \(tenant) AND u.local_id > \(after ?? "")
+                ORDER BY u.local_id LIMIT \(limit)
+                """,
                 logger: logger
             )
             var users: [UserRecord] = []
@@ -21,26 +19,27 @@ extension PostgresAccountStore: AdminStore {
         }
     }
 
+    /// `accounts:query`: one statement counts, one reads the page; the identifiers and the email
+    /// prefix are binds (a filter not asked for is bound as "match everything").
     package func query(_ query: UserQuery) async throws -> (count: Int, users: [UserRecord]) {
         try await translating {
-            var binds = PostgresBindings()
-            var conditions: [String] = []
-            if !query.emails.isEmpty || !query.localIDs.isEmpty || !query.phoneNumbers.isEmpty {
-                binds.append(query.emails.map { $0.lowercased() })
-                binds.append(query.localIDs)
-                binds.append(query.phoneNumbers)
-                conditions.append("(lower(u.email) = ANY($1) OR u.local_id = ANY($2) OR u.phone_number = ANY($3))")
+            let byIdentifier = !query.emails.isEmpty || !query.localIDs.isEmpty || !query.phoneNumbers.isEmpty
+            let emails = query.emails.map { $0.lowercased() }
+            // LIKE's wildcards in the prefix match themselves.
+            let pattern = query.emailPrefix.map {
+                $0.lowercased().replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+                    .replacingOccurrences(of: "_", with: "\\_") + "%"
             }
-            if let prefix = query.emailPrefix {
-                binds.append(
-                    prefix.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
-                        .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%")
-                conditions.append("lower(u.email) LIKE $\(binds.count)")
-            }
-            let filter = (["u.tenant_id = ''"] + conditions).joined(separator: " AND ")
             var count = 0
             for n in try await database.query(
-                PostgresQuery(unsafeSQL: "SELECT count(*)::int FROM users u WHERE \(filter)", binds: binds), logger: logger
+                """
+                SELECT count(*)::int FROM users u
+                WHERE u.tenant_id = \(tenant)
+                  AND (NOT \(byIdentifier) OR lower(u.email) = ANY(\(emails)) OR u.local_id = ANY(\(query.localIDs))
+                       OR u.phone_number = ANY(\(query.phoneNumbers)))
+                  AND (\(pattern)::text IS NULL OR lower(u.email) LIKE \(pattern))
+                """,
+                logger: logger
             ).decode(Int.self) {
                 count = n
             }
@@ -53,14 +52,15 @@ extension PostgresAccountStore: AdminStore {
                 case .name: "u.display_name"
                 }
             let direction = query.descending ? "DESC NULLS LAST" : "ASC NULLS LAST"
-            binds.append(query.limit)
-            binds.append(query.offset)
             let rows = try await database.query(
-                PostgresQuery(
-                    unsafeSQL:
-                        "SELECT \(Self.userColumns) WHERE \(filter) ORDER BY \(column) \(direction), u.local_id LIMIT $\(binds.count - 1) OFFSET $\(binds.count)",
-                    binds: binds
-                ),
+                """
+                SELECT \(unescaped: Self.userColumns)
+                WHERE u.tenant_id = \(tenant)
+                  AND (NOT \(byIdentifier) OR lower(u.email) = ANY(\(emails)) OR u.local_id = ANY(\(query.localIDs))
+                       OR u.phone_number = ANY(\(query.phoneNumbers)))
+                  AND (\(pattern)::text IS NULL OR lower(u.email) LIKE \(pattern))
+                ORDER BY \(unescaped: column) \(unescaped: direction), u.local_id LIMIT \(query.limit) OFFSET \(query.offset)
+                """,
                 logger: logger
             )
             var users: [UserRecord] = []
@@ -74,7 +74,7 @@ extension PostgresAccountStore: AdminStore {
             let rows = try await database.query(
                 """
                 SELECT extract(epoch FROM occurred_at)::float8, actor_type, actor, action, local_id, details::text FROM audit_events
-                WHERE tenant_id = '' AND (\(localID)::text IS NULL OR local_id = \(localID))
+                WHERE tenant_id = \(tenant) AND (\(localID)::text IS NULL OR local_id = \(localID))
                 ORDER BY occurred_at DESC, id DESC LIMIT \(limit)
                 """,
                 logger: logger

@@ -67,9 +67,9 @@ extension StoreTransaction {
         let document = JSONValue.array(rows).serialized()
         try await query(
             """
-            INSERT INTO users (local_id, email, email_verified, display_name, photo_url, phone_number, disabled, custom_attributes,
+            INSERT INTO users (tenant_id, local_id, email, email_verified, display_name, photo_url, phone_number, disabled, custom_attributes,
                 created_at, last_login_at, tokens_valid_after, valid_since)
-            SELECT u.local_id, u.email, u.email_verified, u.display_name, u.photo_url, u.phone_number, u.disabled, u.custom_attributes,
+            SELECT \(tenant), u.local_id, u.email, u.email_verified, u.display_name, u.photo_url, u.phone_number, u.disabled, u.custom_attributes,
                 to_timestamp(u.created_at), to_timestamp(u.last_login_at), \(now), \(RevocationRules.seconds(now))
             FROM json_to_recordset(\(document)::json) AS u(local_id text, email text, email_verified boolean, display_name text,
                 photo_url text, phone_number text, disabled boolean, custom_attributes text, created_at float8, last_login_at float8)
@@ -77,8 +77,8 @@ extension StoreTransaction {
         if !passwords.isEmpty {
             try await query(
                 """
-                INSERT INTO password_credentials (local_id, algorithm, hash, salt, parameters, updated_at)
-                SELECT p.local_id, p.algorithm, decode(p.hash, 'base64'), decode(p.salt, 'base64'), p.parameters::jsonb,
+                INSERT INTO password_credentials (tenant_id, local_id, algorithm, hash, salt, parameters, updated_at)
+                SELECT \(tenant), p.local_id, p.algorithm, decode(p.hash, 'base64'), decode(p.salt, 'base64'), p.parameters::jsonb,
                     to_timestamp(p.updated_at)
                 FROM json_to_recordset(\(JSONValue.array(passwords).serialized())::json)
                     AS p(local_id text, algorithm text, hash text, salt text, parameters text, updated_at float8)
@@ -87,8 +87,8 @@ extension StoreTransaction {
         if !links.isEmpty {
             try await query(
                 """
-                INSERT INTO federated_identities (local_id, provider_id, raw_id, email, display_name, photo_url, linked_at)
-                SELECT f.local_id, f.provider_id, f.raw_id, f.email, f.display_name, f.photo_url, \(now)
+                INSERT INTO federated_identities (tenant_id, local_id, provider_id, raw_id, email, display_name, photo_url, linked_at)
+                SELECT \(tenant), f.local_id, f.provider_id, f.raw_id, f.email, f.display_name, f.photo_url, \(now)
                 FROM json_to_recordset(\(JSONValue.array(links).serialized())::json)
                     AS f(local_id text, provider_id text, raw_id text, email text, display_name text, photo_url text)
                 """)
@@ -97,8 +97,8 @@ extension StoreTransaction {
         if case .admin(let name)? = AuditContext.actor {
             try await query(
                 """
-                INSERT INTO audit_events (actor_type, actor, action, local_id, details)
-                SELECT 'admin', \(name), 'user.import', u.local_id, jsonb_build_object('email', coalesce(u.email, ''))
+                INSERT INTO audit_events (tenant_id, actor_type, actor, action, local_id, details)
+                SELECT \(tenant), 'admin', \(name), 'user.import', u.local_id, jsonb_build_object('email', coalesce(u.email, ''))
                 FROM json_to_recordset(\(document)::json) AS u(local_id text, email text)
                 """)
         }
@@ -118,7 +118,7 @@ extension StoreTransaction {
                     }
                     _ = try await revokeAll(
                         user: existing, reason: .accountOverwritten, now: now)
-                    try await query("DELETE FROM users WHERE tenant_id = '' AND local_id = \(user.localID)")
+                    try await query("DELETE FROM users WHERE tenant_id = \(tenant) AND local_id = \(user.localID)")
                 }
                 try await insertImported(user, now: now)
                 try await query("RELEASE SAVEPOINT import_user")
@@ -142,9 +142,9 @@ extension StoreTransaction {
     func insertImported(_ user: UserRecord, now: Date) async throws {
         try await query(
             """
-            INSERT INTO users (local_id, email, email_verified, display_name, photo_url, phone_number, disabled, custom_attributes,
+            INSERT INTO users (tenant_id, local_id, email, email_verified, display_name, photo_url, phone_number, disabled, custom_attributes,
                 created_at, last_login_at, tokens_valid_after, valid_since)
-            VALUES (\(user.localID), \(user.email), \(user.emailVerified), \(user.displayName), \(user.photoURL), \(user.phoneNumber),
+            VALUES (\(tenant), \(user.localID), \(user.email), \(user.emailVerified), \(user.displayName), \(user.photoURL), \(user.phoneNumber),
                 \(user.disabled), \(user.customAttributes), to_timestamp(\(user.createdAt.timeIntervalSince1970)),
                 to_timestamp(\(user.lastLoginAt?.timeIntervalSince1970)), \(now), \(RevocationRules.seconds(now)))
             """)
@@ -154,8 +154,8 @@ extension StoreTransaction {
         for link in user.federated {
             try await query(
                 """
-                INSERT INTO federated_identities (local_id, provider_id, raw_id, email, display_name, photo_url, linked_at)
-                VALUES (\(user.localID), \(link.providerID), \(link.rawID), \(link.email), \(link.displayName), \(link.photoURL), \(now))
+                INSERT INTO federated_identities (tenant_id, local_id, provider_id, raw_id, email, display_name, photo_url, linked_at)
+                VALUES (\(tenant), \(user.localID), \(link.providerID), \(link.rawID), \(link.email), \(link.displayName), \(link.photoURL), \(now))
                 """)
         }
         try await audit(

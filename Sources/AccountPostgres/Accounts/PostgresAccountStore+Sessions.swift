@@ -7,7 +7,7 @@ import PostgresNIO
 extension PostgresAccountStore {
     package func sessionState(sessionID: String) async throws -> SessionState? {
         try await translating {
-            let rows = try await database.execute(Prepared.SessionState(binds: Self.binds(sessionID)), logger: logger)
+            let rows = try await database.execute(Prepared.SessionState(sessionID: sessionID), logger: logger)
             for row in rows {
                 let (localID, live, exists, disabled, validSince) = try row.decode((String, Bool, Bool, Bool, Int64).self)
                 return SessionState(localID: localID, sessionLive: live, userExists: exists, userDisabled: disabled, validSince: validSince)
@@ -16,30 +16,18 @@ extension PostgresAccountStore {
         }
     }
 
-    static let sessionColumns = """
-        session_id, local_id, created_at, auth_time, sign_in_provider, sign_in_method, user_agent, ip_address,
-        last_refresh_at, refresh_generation, generation_issued_at, refresh_salt, refresh_key_id, last_mint_at,
-        expires_at, revoked_at, revoke_reason, user_deleted
-        """
-
     package func sessions(localID: String, includeRevoked: Bool, limit: Int, before: SessionCursor?) async throws -> [SessionRecord] {
         try await translating {
-            var binds = PostgresBindings()
-            binds.append(localID)
-            binds.append(includeRevoked)
-            binds.append(before?.createdAt ?? Date.distantFuture)
-            binds.append(before?.sessionID ?? "")
-            binds.append(limit)
+            // The first page starts after every session: the end of time, and a session id above any.
+            let createdBefore = before?.createdAt ?? Date.distantFuture
+            let idBefore = before?.sessionID ?? String(UnicodeScalar(0x10FFFF)!)
             let rows = try await database.query(
-                PostgresQuery(
-                    unsafeSQL: """
-                        SELECT \(Self.sessionColumns) FROM sessions
-                        WHERE tenant_id = '' AND local_id = $1 AND ($2 OR revoked_at IS NULL)
-                          AND (created_at, session_id) < ($3, CASE WHEN $4 = '' THEN chr(1114111) ELSE $4 END)
-                        ORDER BY created_at DESC, session_id DESC LIMIT $5
-                        """,
-                    binds: binds
-                ),
+                """
+                SELECT \(unescaped: Self.sessionColumns) FROM sessions
+                WHERE tenant_id = \(tenant) AND local_id = \(localID) AND (\(includeRevoked) OR revoked_at IS NULL)
+                  AND (created_at, session_id) < (\(createdBefore), \(idBefore))
+                ORDER BY created_at DESC, session_id DESC LIMIT \(limit)
+                """,
                 logger: logger
             )
             var sessions: [SessionRecord] = []
@@ -106,7 +94,7 @@ extension PostgresAccountStore {
                 return try await tx.revokeAll(user: user, reason: reason, now: now)
             }
             let owned = try await tx.query(
-                "SELECT session_id FROM sessions WHERE tenant_id = '' AND local_id = \(localID) AND session_id = ANY(\(sessionIDs)) FOR UPDATE"
+                "SELECT session_id FROM sessions WHERE tenant_id = \(tenant) AND local_id = \(localID) AND session_id = ANY(\(sessionIDs)) FOR UPDATE"
             )
             var ownedIDs = Set<String>()
             for try await id in owned.decode(String.self) { ownedIDs.insert(id) }
@@ -130,22 +118,11 @@ extension PostgresAccountStore {
 
     /// The binds of ``Prepared/SessionInsert`` (`$1`–`$11`, which ``Prepared/SignInWrite`` shares)
     /// and the `iat` and `auth_time` of the session's first ID token.
-    static func sessionBinds(_ session: NewSession, localID: String, validSince: Int64, now: Date) throws -> (PostgresBindings, MintTicket)
-    {
+    /// The `iat` and `auth_time` of a new session's first ID token (`iat` = max(now's second, V),
+    /// `auth_time` = iat), and the mint instant recorded with it.
+    static func firstMint(now: Date, validSince: Int64) -> (MintTicket, mintAt: Date) {
         let (issuedAt, mintAt) = RevocationRules.mint(now: now, validSince: validSince)
-        var binds = PostgresBindings()
-        binds.append(session.sessionID)
-        binds.append(localID)
-        binds.append(now)
-        binds.append(issuedAt)
-        binds.append(session.signInProvider)
-        binds.append(session.signInMethod)
-        binds.append(session.userAgent)
-        binds.append(session.ipAddress)
-        try binds.append(Data(session.salt))
-        binds.append(session.keyID)
-        binds.append(mintAt)
-        return (binds, MintTicket(issuedAt: issuedAt, authTime: issuedAt))
+        return (MintTicket(issuedAt: issuedAt, authTime: issuedAt), mintAt)
     }
 
     package func recordMint(sessionID: String, localID: String, now: Date) async throws -> MintTicket {
@@ -196,7 +173,7 @@ extension PostgresAccountStore {
     private func refreshOnce(_ request: RefreshRequest) async throws -> RefreshResult? {
         var user: UserRecord?
         var session: SessionRecord?
-        for row in try await database.execute(Prepared.SessionAndOwner(binds: Self.binds(request.sessionID)), logger: logger) {
+        for row in try await database.execute(Prepared.SessionAndOwner(sessionID: request.sessionID), logger: logger) {
             session = try Self.decodeSession(row, from: Prepared.SessionAndOwner.sessionColumn)
             user = try row.makeRandomAccess()[0].decode(String?.self) == nil ? nil : try Self.decodeUser(row)
         }
@@ -217,24 +194,16 @@ extension PostgresAccountStore {
             return .reused
         }
         let (issuedAt, mintAt) = RevocationRules.mint(now: now, validSince: user.validSince)
-        var binds = PostgresBindings()
-        binds.append(session.generation)
-        binds.append(session.generationIssuedAt)
-        binds.append(now)
-        binds.append(mintAt)
-        binds.append(request.userAgent)
-        binds.append(request.ipAddress)
-        binds.append(session.sessionID)
-        binds.append(user.localID)
-        binds.append(user.validSince)
-        binds.append(generationRead)
+        let write = Prepared.RefreshWrite(
+            tenant: tenant, session: session, generationRead: generationRead, owner: user, now: now, mintAt: mintAt,
+            userAgent: request.userAgent, ipAddress: request.ipAddress)
         // A rotation the client will not see would turn its next try into reuse: none is written for
         // a request whose client has gone or was answered 503 (it retries with the same token).
         // Checked once the connection is leased: the lease itself may wait.
         let applied = try await onConnection { tx in
             try RequestScope.checkBeforeWriting()
             var applied = false
-            for try await _ in try await tx.execute(Prepared.RefreshWrite(binds: binds)) { applied = true }
+            for try await _ in try await tx.execute(write) { applied = true }
             return applied
         }
         guard applied else { return nil }
@@ -267,11 +236,10 @@ extension StoreTransaction {
     func signInWrite(_ session: NewSession, as user: UserRecord, now: Date)
         async throws -> MintTicket?
     {
-        var (binds, ticket) = try PostgresAccountStore.sessionBinds(session, localID: user.localID, validSince: user.validSince, now: now)
-        binds.append(user.validSince)
-        binds.append(user.credentialVersion)
+        let (ticket, mintAt) = PostgresAccountStore.firstMint(now: now, validSince: user.validSince)
         var applied = false
-        for try await _ in try await execute(Prepared.SignInWrite(binds: binds)) { applied = true }
+        let write = try Prepared.SignInWrite(session, user: user, tenant: tenant, now: now, ticket: ticket, mintAt: mintAt)
+        for try await _ in try await execute(write) { applied = true }
         return applied ? ticket : nil
     }
 }

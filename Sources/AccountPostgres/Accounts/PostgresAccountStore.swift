@@ -17,12 +17,16 @@ package struct PostgresAccountStore: AccountStore {
     /// forgotten here as soon as the call ends, without waiting for the notification's round trip,
     /// so the replica that made a revocation never serves the old state.
     let revocations: RevocationCache?
+    /// The tenant every statement is bound to: `''`, the project's default tenant (Identity
+    /// Platform's tenants are not served yet; the schema and the statements are ready for them).
+    let tenant: String
 
     /// The notification channel that carries revocations: `u:<localId>` or `s:<sessionId>`.
     package static let revocationChannel = "accountd_revocation"
 
     /// Creates the store over a running database.
-    package init(database: Database, logger: Logger, revocations: RevocationCache? = nil) {
+    package init(database: Database, logger: Logger, revocations: RevocationCache? = nil, tenant: String = "") {
+        self.tenant = tenant
         self.database = database
         self.logger = logger
         self.revocations = revocations

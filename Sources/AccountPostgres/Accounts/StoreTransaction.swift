@@ -11,6 +11,8 @@ import Synchronization
 struct StoreTransaction {
     let connection: DatabaseConnection
     let logger: Logger
+    /// The tenant every statement is bound to (`''`, the default, until tenants exist).
+    let tenant: String
 
     /// Runs a statement in the transaction.
     @discardableResult
@@ -41,8 +43,8 @@ struct StoreTransaction {
     func user(localID: String, lock: Bool) async throws -> UserRecord? {
         let rows =
             lock
-            ? try await execute(Prepared.UserByLocalIDForUpdate(binds: PostgresAccountStore.binds(localID)))
-            : try await execute(Prepared.UserByLocalID(binds: PostgresAccountStore.binds(localID)))
+            ? try await execute(Prepared.UserByLocalIDForUpdate(tenant: tenant, localID: localID))
+            : try await execute(Prepared.UserByLocalID(tenant: tenant, localID: localID))
         for try await row in rows { return try PostgresAccountStore.decodeUser(row) }
         return nil
     }
@@ -50,14 +52,14 @@ struct StoreTransaction {
     func user(email: String, lock: Bool) async throws -> UserRecord? {
         let rows =
             lock
-            ? try await execute(Prepared.UserByEmailForUpdate(binds: PostgresAccountStore.binds(email)))
-            : try await execute(Prepared.UserByEmail(binds: PostgresAccountStore.binds(email)))
+            ? try await execute(Prepared.UserByEmailForUpdate(tenant: tenant, email: email))
+            : try await execute(Prepared.UserByEmail(tenant: tenant, email: email))
         for try await row in rows { return try PostgresAccountStore.decodeUser(row) }
         return nil
     }
 
     func localID(ofEmail email: String) async throws -> String? {
-        for try await row in try await execute(Prepared.LocalIDByEmail(binds: PostgresAccountStore.binds(email))) {
+        for try await row in try await execute(Prepared.LocalIDByEmail(tenant: tenant, email: email)) {
             return try row.decode(String.self)
         }
         return nil
@@ -85,18 +87,20 @@ struct StoreTransaction {
         -> (revoked: [String], validSince: Int64)
     {
         var lastMint: Date?
-        for try await value in try await query("SELECT max(last_mint_at) FROM sessions WHERE tenant_id = '' AND local_id = \(user.localID)")
-            .decode(Date?.self)
-        {
+        for try await value in try await query(
+            "SELECT max(last_mint_at) FROM sessions WHERE tenant_id = \(tenant) AND local_id = \(user.localID)"
+        )
+        .decode(Date?.self) {
             lastMint = value
         }
         let validSince = RevocationRules.validSince(revokedAt: now, lastMint: lastMint, previous: user.validSince)
         try await query(
-            "UPDATE users SET tokens_valid_after = \(now), valid_since = \(validSince) WHERE tenant_id = '' AND local_id = \(user.localID)")
+            "UPDATE users SET tokens_valid_after = \(now), valid_since = \(validSince) WHERE tenant_id = \(tenant) AND local_id = \(user.localID)"
+        )
         let rows = try await query(
             """
             UPDATE sessions SET revoked_at = \(now), revoke_reason = \(reason.rawValue)
-            WHERE tenant_id = '' AND local_id = \(user.localID) AND revoked_at IS NULL RETURNING session_id
+            WHERE tenant_id = \(tenant) AND local_id = \(user.localID) AND revoked_at IS NULL RETURNING session_id
             """)
         var revoked: [String] = []
         for try await id in rows.decode(String.self) { revoked.append(id) }
@@ -117,8 +121,8 @@ struct StoreTransaction {
         let json = String(decoding: try JSONEncoder().encode(details), as: UTF8.self)
         try await query(
             """
-            INSERT INTO audit_events (actor_type, actor, action, local_id, details)
-            VALUES (\(who.type), \(who.name), \(action), \(localID), \(json)::jsonb)
+            INSERT INTO audit_events (tenant_id, actor_type, actor, action, local_id, details)
+            VALUES (\(tenant), \(who.type), \(who.name), \(action), \(localID), \(json)::jsonb)
             """)
     }
 
@@ -127,8 +131,9 @@ struct StoreTransaction {
         async throws
         -> MintTicket
     {
-        let (binds, ticket) = try PostgresAccountStore.sessionBinds(session, localID: user.localID, validSince: user.validSince, now: now)
-        _ = try await execute(Prepared.SessionInsert(binds: binds))
+        let (ticket, mintAt) = PostgresAccountStore.firstMint(now: now, validSince: user.validSince)
+        _ = try await execute(
+            Prepared.SessionInsert(session, localID: user.localID, tenant: tenant, now: now, ticket: ticket, mintAt: mintAt))
         return ticket
     }
 }
@@ -143,7 +148,7 @@ extension PostgresAccountStore {
     /// One transaction, inside a call that ``translating(_:)`` already wraps.
     func inTransaction<T>(_ body: (StoreTransaction) async throws -> T) async throws -> T {
         try await database.withTransaction(logger: logger) { connection in
-            try await body(StoreTransaction(connection: connection, logger: logger))
+            try await body(StoreTransaction(connection: connection, logger: logger, tenant: tenant))
         }
     }
 
@@ -151,7 +156,7 @@ extension PostgresAccountStore {
     /// that ``translating(_:)`` already wraps.
     func onConnection<T>(_ body: (StoreTransaction) async throws -> T) async throws -> T {
         try await database.withConnection { connection in
-            try await body(StoreTransaction(connection: connection, logger: logger))
+            try await body(StoreTransaction(connection: connection, logger: logger, tenant: tenant))
         }
     }
 }

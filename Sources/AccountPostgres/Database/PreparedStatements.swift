@@ -1,3 +1,5 @@
+import AccountCore
+import Foundation
 import PostgresNIO
 import Synchronization
 
@@ -40,64 +42,106 @@ enum PreparedStatementNames {
     }
 }
 
-/// The prepared statements of the store (names are the type names, unique per connection).
+/// The statements' binds, in the order of their `$n`.
+private func bindings(_ build: (inout PostgresBindings) throws -> Void) rethrows -> PostgresBindings {
+    var binds = PostgresBindings()
+    try build(&binds)
+    return binds
+}
+
+/// The prepared statements of the store (names are the type names, unique per connection). Each
+/// type holds its SQL and builds its binds from typed values, in `$n` order; the tenant is always
+/// a bind. The rows are decoded by the store's decoders (``PostgresAccountStore/decodeUser(_:)``…).
 enum Prepared {
-    /// `$1` local id.
+    /// One user by local id.
     struct UserByLocalID: PreparedQuery {
-        static let sql = "SELECT \(PostgresAccountStore.userColumns) WHERE u.tenant_id = '' AND u.local_id = $1"
+        static let sql = "SELECT \(PostgresAccountStore.userColumns) WHERE u.tenant_id = $1 AND u.local_id = $2"
         let binds: PostgresBindings
+        init(tenant: String, localID: String) {
+            binds = bindings {
+                $0.append(tenant); $0.append(localID)
+            }
+        }
     }
 
-    /// `$1` local id; the user row stays locked until the transaction ends.
+    /// One user by local id, the row locked until the transaction ends.
     struct UserByLocalIDForUpdate: PreparedQuery {
-        static let sql = "SELECT \(PostgresAccountStore.userColumns) WHERE u.tenant_id = '' AND u.local_id = $1 FOR UPDATE OF u"
+        static let sql = "\(UserByLocalID.sql) FOR UPDATE OF u"
         let binds: PostgresBindings
+        init(tenant: String, localID: String) { binds = UserByLocalID(tenant: tenant, localID: localID).binds }
     }
 
-    /// `$1` email (any case).
+    /// One user by email (any case).
     struct UserByEmail: PreparedQuery {
-        static let sql = "SELECT \(PostgresAccountStore.userColumns) WHERE u.tenant_id = '' AND lower(u.email) = lower($1)"
+        static let sql = "SELECT \(PostgresAccountStore.userColumns) WHERE u.tenant_id = $1 AND lower(u.email) = lower($2)"
         let binds: PostgresBindings
+        init(tenant: String, email: String) {
+            binds = bindings {
+                $0.append(tenant); $0.append(email)
+            }
+        }
     }
 
-    /// `$1` email (any case); the user row stays locked until the transaction ends.
+    /// One user by email (any case), the row locked until the transaction ends.
     struct UserByEmailForUpdate: PreparedQuery {
         static let sql = "\(UserByEmail.sql) FOR UPDATE OF u"
         let binds: PostgresBindings
+        init(tenant: String, email: String) { binds = UserByEmail(tenant: tenant, email: email).binds }
     }
 
-    /// `$1` E.164 phone number.
+    /// One user by E.164 phone number.
     struct UserByPhoneNumber: PreparedQuery {
-        static let sql = "SELECT \(PostgresAccountStore.userColumns) WHERE u.tenant_id = '' AND u.phone_number = $1"
+        static let sql = "SELECT \(PostgresAccountStore.userColumns) WHERE u.tenant_id = $1 AND u.phone_number = $2"
         let binds: PostgresBindings
+        init(tenant: String, phoneNumber: String) {
+            binds = bindings {
+                $0.append(tenant); $0.append(phoneNumber)
+            }
+        }
     }
 
     // The list forms below serve lookups of several identifiers. PostgreSQL cannot cost a
-    // generic plan for `= ANY($1)` without knowing the array, so it re-plans them on every call
+    // generic plan for `= ANY($2)` without knowing the array, so it re-plans them on every call
     // (0.5 ms for the user row); a lookup of one identifier uses the single-value forms above,
     // whose generic plan it keeps.
 
-    /// `$1` local ids.
+    /// Users by local ids.
     struct UsersByLocalIDs: PreparedQuery {
-        static let sql = "SELECT \(PostgresAccountStore.userColumns) WHERE u.tenant_id = '' AND u.local_id = ANY($1) ORDER BY u.local_id"
+        static let sql = "SELECT \(PostgresAccountStore.userColumns) WHERE u.tenant_id = $1 AND u.local_id = ANY($2) ORDER BY u.local_id"
         let binds: PostgresBindings
+        init(tenant: String, localIDs: [String]) {
+            binds = bindings {
+                $0.append(tenant); $0.append(localIDs)
+            }
+        }
     }
 
-    /// `$1` lower-case emails.
+    /// Users by lower-case emails.
     struct UsersByEmails: PreparedQuery {
         static let sql =
-            "SELECT \(PostgresAccountStore.userColumns) WHERE u.tenant_id = '' AND lower(u.email) = ANY($1) ORDER BY u.local_id"
+            "SELECT \(PostgresAccountStore.userColumns) WHERE u.tenant_id = $1 AND lower(u.email) = ANY($2) ORDER BY u.local_id"
         let binds: PostgresBindings
+        init(tenant: String, emails: [String]) {
+            binds = bindings {
+                $0.append(tenant); $0.append(emails)
+            }
+        }
     }
 
-    /// `$1` E.164 phone numbers.
+    /// Users by E.164 phone numbers.
     struct UsersByPhoneNumbers: PreparedQuery {
         static let sql =
-            "SELECT \(PostgresAccountStore.userColumns) WHERE u.tenant_id = '' AND u.phone_number = ANY($1) ORDER BY u.local_id"
+            "SELECT \(PostgresAccountStore.userColumns) WHERE u.tenant_id = $1 AND u.phone_number = ANY($2) ORDER BY u.local_id"
         let binds: PostgresBindings
+        init(tenant: String, phoneNumbers: [String]) {
+            binds = bindings {
+                $0.append(tenant); $0.append(phoneNumbers)
+            }
+        }
     }
 
-    /// `$1` session id: what a revocation check needs.
+    /// What a revocation check needs of a session: its owner, whether it is live, whether the owner
+    /// exists, is disabled, and its `valid_since`.
     struct SessionState: PreparedQuery {
         static let sql = """
             SELECT s.local_id, s.revoked_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > now()) AND NOT s.user_deleted,
@@ -106,33 +150,32 @@ enum Prepared {
             WHERE s.session_id = $1
             """
         let binds: PostgresBindings
+        init(sessionID: String) { binds = bindings { $0.append(sessionID) } }
     }
 
-    /// `$1` session id: the session's owner (``PostgresAccountStore/userSelectList``, null when the
-    /// user is gone) and the session (``PostgresAccountStore/sessionColumns``, from column
-    /// ``sessionColumn``), unlocked: a refresh reads them, decides, and then writes with
-    /// ``RefreshWrite``, which re-checks what it decided on. No row: no such session.
+    /// A session's owner (``UserColumn``, null when the user is gone) and the session
+    /// (``SessionColumn``, from ``sessionColumn``), unlocked: a refresh reads them, decides, and
+    /// then writes with ``RefreshWrite``, which re-checks what it decided on. No row: no such session.
     struct SessionAndOwner: PreparedQuery {
-        /// Where the session's columns start: after the user's 23.
-        static let sessionColumn = 23
+        /// Where the session's columns start: after the user's.
+        static let sessionColumn = UserColumn.allCases.count
         static let sql = """
             SELECT \(PostgresAccountStore.userSelectList), s.*
-            FROM (SELECT \(PostgresAccountStore.sessionColumns) FROM sessions WHERE session_id = $1) s
-            LEFT JOIN (\(PostgresAccountStore.userTables)) ON u.tenant_id = '' AND u.local_id = s.local_id
+            FROM (SELECT \(PostgresAccountStore.sessionColumns), tenant_id FROM sessions WHERE session_id = $1) s
+            LEFT JOIN (\(PostgresAccountStore.userTables)) ON u.tenant_id = s.tenant_id AND u.local_id = s.local_id
             """
         let binds: PostgresBindings
+        init(sessionID: String) { binds = bindings { $0.append(sessionID) } }
     }
 
     /// A refresh's write, applied only if nothing it was decided on has changed since the read:
     /// the owner still enabled with the same `valid_since` (locked first, as every path that locks
-    /// both rows does), the session still live at the generation read. `$1` new generation, `$2`
-    /// generation issued at, `$3` now, `$4` mint instant, `$5` user agent, `$6` IP address, `$7`
-    /// session id, `$8` local id, `$9` the owner's `valid_since` as read, `$10` the generation read.
-    /// One row when applied; none when another writer came first (the refresh reads again).
+    /// both rows does), the session still live at the generation read. One row when applied; none
+    /// when another writer came first (the refresh reads again).
     struct RefreshWrite: PreparedQuery {
         static let sql = """
             WITH owner AS (
-                SELECT FROM users WHERE tenant_id = '' AND local_id = $8 AND NOT disabled AND valid_since = $9 FOR UPDATE
+                SELECT FROM users WHERE tenant_id = $11 AND local_id = $8 AND NOT disabled AND valid_since = $9 FOR UPDATE
             ), session AS (
                 UPDATE sessions SET refresh_generation = $1, generation_issued_at = $2, last_refresh_at = $3, last_mint_at = $4,
                     user_agent = coalesce($5, user_agent), ip_address = coalesce($6, ip_address)
@@ -140,47 +183,78 @@ enum Prepared {
                     AND (expires_at IS NULL OR expires_at > $3) AND EXISTS (SELECT FROM owner)
                 RETURNING local_id
             )
-            UPDATE users SET last_refresh_at = $3 WHERE tenant_id = '' AND local_id = (SELECT local_id FROM session) RETURNING true
+            UPDATE users SET last_refresh_at = $3 WHERE tenant_id = $11 AND local_id = (SELECT local_id FROM session) RETURNING true
             """
         let binds: PostgresBindings
+
+        /// `session` as it is to be written (its new generation), `generationRead` the one the
+        /// decision was made on, `owner` the user as read.
+        init(
+            tenant: String, session: SessionRecord, generationRead: Int64, owner: UserRecord, now: Date, mintAt: Date,
+            userAgent: String?, ipAddress: String?
+        ) {
+            binds = bindings {
+                $0.append(session.generation)
+                $0.append(session.generationIssuedAt)
+                $0.append(now)
+                $0.append(mintAt)
+                $0.append(userAgent)
+                $0.append(ipAddress)
+                $0.append(session.sessionID)
+                $0.append(owner.localID)
+                $0.append(owner.validSince)
+                $0.append(generationRead)
+                $0.append(tenant)
+            }
+        }
     }
 
-    /// `$1` email (any case): the owner of an address, nothing else.
+    /// The owner of an address (any case), nothing else.
     struct LocalIDByEmail: PreparedQuery {
-        static let sql = "SELECT local_id FROM users WHERE tenant_id = '' AND lower(email) = lower($1)"
+        static let sql = "SELECT local_id FROM users WHERE tenant_id = $1 AND lower(email) = lower($2)"
         let binds: PostgresBindings
+        init(tenant: String, email: String) {
+            binds = bindings {
+                $0.append(tenant); $0.append(email)
+            }
+        }
     }
 
-    /// `$1` SHA-256 of an action code.
+    /// An action code by the SHA-256 of its text.
     struct ActionCode: PreparedQuery {
         static let sql = """
             SELECT kind, local_id, email, new_email, lang, expires_at, used_at, restore_email_verified FROM action_codes
             WHERE code_hash = $1
             """
         let binds: PostgresBindings
+        init(hash: Data) throws { binds = try bindings { try $0.append(hash) } }
     }
 
-    /// `$1` SHA-256 of an action code, locked until the transaction ends.
+    /// An action code by the SHA-256 of its text, locked until the transaction ends.
     struct ActionCodeForUpdate: PreparedQuery {
         static let sql = "\(ActionCode.sql) FOR UPDATE"
         let binds: PostgresBindings
+        init(hash: Data) throws { binds = try ActionCode(hash: hash).binds }
     }
 
-    /// `$1` now, `$2` SHA-256 of an action code: spends the code if it is unspent and returns it
-    /// as it was (the columns of ``ActionCode``, `used_at` null), locked until the transaction
-    /// ends. A transaction that then refuses the code rolls the spending back. No row: no such
-    /// code, or it was spent (a concurrent spender's commit is waited for and then seen).
+    /// Spends a code if it is unspent and returns it as it was (the columns of ``ActionCode``,
+    /// `used_at` null), locked until the transaction ends. A transaction that then refuses the code
+    /// rolls the spending back. No row: no such code, or it was spent (a concurrent spender's
+    /// commit is waited for and then seen).
     struct ActionCodeSpend: PreparedQuery {
         static let sql = """
             UPDATE action_codes SET used_at = $1, used_reason = 'APPLIED' WHERE code_hash = $2 AND used_at IS NULL
             RETURNING kind, local_id, email, new_email, lang, expires_at, NULL::timestamptz, restore_email_verified
             """
         let binds: PostgresBindings
+        init(hash: Data, now: Date) throws {
+            binds = try bindings {
+                $0.append(now); try $0.append(hash)
+            }
+        }
     }
 
-    /// A new session row (sign-in, sign-up, email link): `$1` session id, `$2` local id, `$3` now,
-    /// `$4` auth time, `$5` provider, `$6` method, `$7` user agent, `$8` IP address, `$9` refresh
-    /// salt, `$10` refresh key id, `$11` mint instant.
+    /// A new session row (sign-in, sign-up, email link).
     struct SessionInsert: PreparedQuery {
         static let sql = "\(insert) VALUES (\(values(owner: "$2")))"
         let binds: PostgresBindings
@@ -188,23 +262,42 @@ enum Prepared {
         /// The insert's head, which ``SignInWrite`` shares.
         static let insert = """
             INSERT INTO sessions (session_id, local_id, created_at, auth_time, sign_in_provider, sign_in_method, user_agent, ip_address,
-                generation_issued_at, refresh_salt, refresh_key_id, last_mint_at)
+                generation_issued_at, refresh_salt, refresh_key_id, last_mint_at, tenant_id)
             """
 
-        /// The values of ``insert`` from `$1`–`$11`, with `owner` for the local id.
-        static func values(owner: String) -> String { "$1, \(owner), $3, $4, $5, $6, $7, $8, $3, $9, $10, $11" }
+        /// The values of ``insert`` from `$1`–`$12` (``init(_:localID:tenant:now:ticket:mintAt:)``'s
+        /// order), with `owner` for the local id.
+        static func values(owner: String) -> String { "$1, \(owner), $3, $4, $5, $6, $7, $8, $3, $9, $10, $11, $12" }
+
+        /// `session` for the user `localID`, first minted with `ticket` at `mintAt`.
+        init(_ session: NewSession, localID: String, tenant: String, now: Date, ticket: MintTicket, mintAt: Date) throws {
+            binds = try bindings {
+                $0.append(session.sessionID)
+                $0.append(localID)
+                $0.append(now)
+                $0.append(ticket.authTime)
+                $0.append(session.signInProvider)
+                $0.append(session.signInMethod)
+                $0.append(session.userAgent)
+                $0.append(session.ipAddress)
+                try $0.append(Data(session.salt))
+                $0.append(session.keyID)
+                $0.append(mintAt)
+                $0.append(tenant)
+            }
+        }
     }
 
-    /// A password sign-in in one statement: `$1`–`$11` as ``SessionInsert``, `$12` the
-    /// `valid_since` and `$13` the `credential_version` the caller read. Locks the user (then
-    /// inserts the session, whose foreign key needs the user's row: the same order as everywhere),
-    /// and writes only if the user is still enabled with both values unchanged; no row: it wrote
-    /// nothing.
+    /// A password sign-in in one statement: the session as ``SessionInsert`` (`$1`–`$12`), then
+    /// `$13` the `valid_since` and `$14` the `credential_version` the caller read. Locks the user
+    /// (then inserts the session, whose foreign key needs the user's row: the same order as
+    /// everywhere), and writes only if the user is still enabled with both values unchanged; no
+    /// row: it wrote nothing.
     struct SignInWrite: PreparedQuery {
         static let sql = """
             WITH owner AS (
                 UPDATE users SET last_login_at = $3
-                WHERE tenant_id = '' AND local_id = $2 AND NOT disabled AND valid_since = $12 AND credential_version = $13
+                WHERE tenant_id = $12 AND local_id = $2 AND NOT disabled AND valid_since = $13 AND credential_version = $14
                 RETURNING local_id
             )
             \(SessionInsert.insert)
@@ -212,13 +305,26 @@ enum Prepared {
             RETURNING true
             """
         let binds: PostgresBindings
+
+        /// `session` for `user` as read.
+        init(_ session: NewSession, user: UserRecord, tenant: String, now: Date, ticket: MintTicket, mintAt: Date) throws {
+            var binds = try SessionInsert(session, localID: user.localID, tenant: tenant, now: now, ticket: ticket, mintAt: mintAt).binds
+            binds.append(user.validSince)
+            binds.append(user.credentialVersion)
+            self.binds = binds
+        }
     }
 
-    /// An email-link sign-in proved the mailbox: `$1` now, `$2` local id.
+    /// An email-link sign-in proved the mailbox.
     struct EmailLinkLogin: PreparedQuery {
         static let sql = """
-            UPDATE users SET email_verified = true, email_link_signin = true, last_login_at = $1 WHERE tenant_id = '' AND local_id = $2
+            UPDATE users SET email_verified = true, email_link_signin = true, last_login_at = $1 WHERE tenant_id = $3 AND local_id = $2
             """
         let binds: PostgresBindings
+        init(tenant: String, localID: String, now: Date) {
+            binds = bindings {
+                $0.append(now); $0.append(localID); $0.append(tenant)
+            }
+        }
     }
 }
