@@ -16,6 +16,7 @@ let package = Package(
     products: [
         .executable(name: "accountd", targets: ["accountd"]),
         .executable(name: "accountctl", targets: ["accountctl"]),
+        .executable(name: "accountd-bench", targets: ["accountd-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -113,6 +114,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "accountd-bench",
+            dependencies: [
+                "AccountCore",
+                "AccountCrypto",
+                "AccountPostgres",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),

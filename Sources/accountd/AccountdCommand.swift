@@ -12,7 +12,7 @@ struct AccountdCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "accountd",
         abstract: "Account store and session manager, wire-compatible with Firebase Authentication.",
-        subcommands: [Serve.self, Migrate.self, BenchPrimitives.self, BenchSQL.self],
+        subcommands: [Serve.self, Migrate.self],
         defaultSubcommand: Serve.self
     )
 }

@@ -10,7 +10,7 @@
   benchtool.py median-rate DIR NAME         median req/s of the wrk runs DIR/NAME.<r>.txt
   benchtool.py max-rate DIR NAME            highest req/s of the wrk runs DIR/NAME.<r>.txt
   benchtool.py median-tps DIR NAME          median tps of the pgbench runs DIR/pg-NAME.<r>.txt
-  benchtool.py median-primitive DIR KEY     median of a bench-primitives figure over DIR/primitives.<r>.json
+  benchtool.py median-primitive DIR KEY     median of an accountd-bench primitives figure over DIR/primitives.<r>.json
   benchtool.py report DIR                   the table and bench-results.json from the raw outputs in DIR
 """
 
@@ -266,7 +266,7 @@ def median(values):
 
 
 def primitives(work):
-    """The medians of the per-repeat bench-primitives runs (and the runs themselves)."""
+    """The medians of the per-repeat accountd-bench primitives runs (and the runs themselves)."""
     numbers = repeats_of(work, "primitives", ".json")
     runs = [json.load(open(os.path.join(work, f"primitives.{r}.json"))) for r in numbers]
     if not runs:
@@ -368,7 +368,7 @@ def report(work):
         return pgbench[name]
 
     def driver_reference(name):
-        # accountd bench-sql: the lookup's statement through the service's store and PostgresNIO
+        # accountd-bench sql: the lookup's statement through the service's store and PostgresNIO
         # pool, no HTTP (the driver's share of a lookup, between pgbench's and the service's).
         runs = repeats_of(work, f"driver-{name}", ".json")
         if not runs:
@@ -660,7 +660,7 @@ def report(work):
         print("server CPU per request (µs, the accountd process's utime + stime over the run / requests, per repeat): "
               + ", ".join(f"{name} " + " / ".join("—" if x is None else f"{x:,.0f}" for x in values) for name, values in cpu))
     if drivers:
-        print("PostgresNIO alone (accountd bench-sql, the lookup's statement through the service's store and pool, no "
+        print("PostgresNIO alone (accountd-bench sql, the lookup's statement through the service's store and pool, no "
               "HTTP): " + ", ".join(f"{k} {v['queriesPerSecond']:,.0f} queries/s at {v['clientCPUMicrosecondsPerQuery']:,.0f} "
                                    f"µs client CPU each" for k, v in drivers.items()))
     for problem in problems:
@@ -719,7 +719,7 @@ def main():
     elif command == "median-tps":  # median tps of DIR/pg-NAME.<r>.txt
         print(median(parse_pgbench(os.path.join(rest[0], f"pg-{rest[1]}.{r}.txt"))["tps"]
                      for r in repeats_of(rest[0], f"pg-{rest[1]}")))
-    elif command == "median-primitive":  # median of one bench-primitives figure over DIR/primitives.<r>.json
+    elif command == "median-primitive":  # median of one accountd-bench primitives figure over DIR/primitives.<r>.json
         print(primitives(rest[0])[rest[1]])
     elif command == "report":
         report(rest[0])

@@ -23,22 +23,14 @@ package struct PostgresSigningKeyStore: SigningKeyStore {
             logger: logger
         )
         var keys: [SigningKeyRecord] = []
-        for row in rows {
-            let c = row.makeRandomAccess()
+        for (kid, publicKey, certificate, sealed, kekID, state, createdAt, activatedAt, retiredAt, removeAfter) in try rows.decode(
+            (String, Data, String, Data, String, String, Date, Date?, Date?, Date?).self)
+        {
             keys.append(
                 SigningKeyRecord(
-                    kid: try c[0].decode(String.self),
-                    publicKeyDER: Array(try c[1].decode(Data.self)),
-                    certificatePEM: try c[2].decode(String.self),
-                    sealedPrivateKey: Array(try c[3].decode(Data.self)),
-                    kekID: try c[4].decode(String.self),
-                    state: SigningKeyRecord.State(rawValue: try c[5].decode(String.self)) ?? .retired,
-                    createdAt: try c[6].decode(Date.self),
-                    activatedAt: try c[7].decode(Date?.self),
-                    retiredAt: try c[8].decode(Date?.self),
-                    removeAfter: try c[9].decode(Date?.self)
-                )
-            )
+                    kid: kid, publicKeyDER: Array(publicKey), certificatePEM: certificate, sealedPrivateKey: Array(sealed), kekID: kekID,
+                    state: SigningKeyRecord.State(rawValue: state) ?? .retired, createdAt: createdAt, activatedAt: activatedAt,
+                    retiredAt: retiredAt, removeAfter: removeAfter))
         }
         return keys
     }

@@ -3,16 +3,15 @@ import AccountCrypto
 import ArgumentParser
 import Foundation
 
-/// `accountd bench-primitives`: the raw rates the service is compared with in `scripts/bench`,
+/// `accountd-bench primitives`: the raw rates the service is compared with in `scripts/bench`,
 /// measured with the service's own code and parameters on this machine: argon2id hashes per
 /// second on every core, RS256 signs and verifies per second. argon2id verifies come last, so that
 /// the sign-in run the bench starts next follows them directly; `--argon2id-verify-only` measures
 /// them alone (the bench's second bracket, right after the sign-in run).
 struct BenchPrimitives: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench-primitives",
+        commandName: "primitives",
         abstract: "Measure raw argon2id and RS256 rates with the service's parameters (prints JSON).",
-        shouldDisplay: false
     )
 
     @Option(help: "Seconds per measurement.") var seconds = 5.0

@@ -4,15 +4,14 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// `accountd bench-sql`: the admin lookup's statement run through the service's own store and
+/// `accountd-bench sql`: the admin lookup's statement run through the service's own store and
 /// PostgresNIO pool, without HTTP, by concurrent workers for a fixed time. It prints JSON: queries
 /// per second and this process's CPU per query. `scripts/bench` runs it next to pgbench, so a
 /// lookup's cost splits into PostgreSQL's (pgbench), the driver's (this) and the HTTP server's.
 struct BenchSQL: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench-sql",
+        commandName: "sql",
         abstract: "Measure the lookup statement through the service's store, without HTTP (prints JSON).",
-        shouldDisplay: false
     )
 
     @Option(name: .customLong("database-url"), help: "The database to read.") var databaseURL: String
@@ -27,7 +26,7 @@ struct BenchSQL: AsyncParsableCommand {
     var keepAliveSeconds: Int64?
 
     func run() async throws {
-        let logger = Logger(label: "accountd.bench-sql")
+        let logger = Logger(label: "accountd-bench.sql")
         let pool = DatabasePool(minimumConnections: minimumConnections, keepAliveSeconds: keepAliveSeconds)
         let database = try Database(url: try DatabaseURL(databaseURL), pool: pool, logger: logger)
         let store = PostgresAccountStore(database: database, logger: logger)
