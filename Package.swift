@@ -3,11 +3,12 @@ import PackageDescription
 
 /// The compiler keeps the layout honest: every target opts into the upcoming features that make
 /// dependencies explicit (`InternalImportsByDefault`, `MemberImportVisibility`) and existentials
-/// visible (`ExistentialAny`).
+/// visible (`ExistentialAny`), and a warning in our code fails the build (not in dependencies').
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
+    .treatAllWarnings(as: .error),
 ]
 
 let package = Package(

@@ -1,5 +1,5 @@
-public import AccountCore
-public import Logging
+package import AccountCore
+package import Logging
 
 /// The development transport: sends nothing and logs the recipient, subject and action link at
 /// `notice` level, so a local run can follow the link from its own log. Never use it in production:

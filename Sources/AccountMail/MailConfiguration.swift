@@ -1,6 +1,6 @@
-public import AccountCore
+package import AccountCore
 import Foundation
-public import Logging
+package import Logging
 
 /// Chooses and builds the mail transport from the executable's environment (read once, at the
 /// edge, and passed in):

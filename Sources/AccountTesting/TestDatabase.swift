@@ -1,7 +1,7 @@
 package import AccountPostgres
-public import Foundation
-public import Logging
-public import PostgresNIO
+package import Foundation
+package import Logging
+import PostgresNIO
 
 /// Real PostgreSQL for tests: a template database migrated once per test process, and a fresh
 /// database cloned from it for every suite. The cluster comes from `ACCOUNTD_TEST_DATABASE_URL`
@@ -60,6 +60,7 @@ package enum TestDatabase {
     }
 
     /// Runs `body` with a running pool on `url`.
+    @discardableResult
     package static func withClient<T: Sendable>(
         _ url: DatabaseURL,
         _ body: @Sendable (Database) async throws -> T

@@ -1,7 +1,7 @@
-public import AsyncHTTPClient
-public import Foundation
+package import AsyncHTTPClient
+package import Foundation
 import NIOCore
-public import NIOHTTP1
+package import NIOHTTP1
 
 /// Real HTTP over loopback for API tests: JSON in, parsed JSON out.
 package struct TestHTTPClient: Sendable {

@@ -1,4 +1,4 @@
-package import AccountCore
+import AccountCore
 
 /// `accounts:batchCreate` (identity-toolkit.md §4.11, admin): import up to 1000 users with per-user errors.
 enum BatchCreateRPC {

@@ -1,4 +1,4 @@
-package import AccountCore
+import AccountCore
 import Foundation
 
 /// Operator RPCs of ours used by `accountctl` (admin only): the audit trail and signing keys.

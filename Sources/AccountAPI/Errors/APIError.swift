@@ -1,5 +1,5 @@
-public import AccountCore
-public import HTTPTypes
+package import AccountCore
+package import HTTPTypes
 
 /// A failure as the wire shows it: Firebase's `{"error":{"code","message","errors","status"?}}`.
 /// Transport errors carry a `status`; business errors (every ``AccountError``) are 400 without one,

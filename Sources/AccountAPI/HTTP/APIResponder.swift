@@ -1,7 +1,7 @@
 import AccountCore
 import Foundation
-public import Hummingbird
-public import Logging
+package import Hummingbird
+import Logging
 import NIOCore
 import NIOHTTP1
 

@@ -1,6 +1,6 @@
-public import HTTPTypes
-public import Hummingbird
-public import Logging
+package import HTTPTypes
+package import Hummingbird
+package import Logging
 
 /// One call of an Identity Toolkit RPC, after transport checks: who calls, for which project,
 /// with which body.

@@ -1,6 +1,6 @@
-public import Hummingbird
-public import Logging
-public import NIOCore
+package import Hummingbird
+import Logging
+package import NIOCore
 
 /// Per-request state: Hummingbird's core storage plus the peer address sessions record.
 package struct AccountRequestContext: RequestContext {

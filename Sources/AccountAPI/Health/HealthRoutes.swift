@@ -1,4 +1,4 @@
-public import AccountCore
+package import AccountCore
 
 /// `GET /healthz` (the process answers) and `GET /readyz` (the database answers and the schema is
 /// current; 503 otherwise).

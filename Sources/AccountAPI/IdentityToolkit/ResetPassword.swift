@@ -1,4 +1,4 @@
-package import AccountCore
+import AccountCore
 
 /// `accounts:resetPassword` (identity-toolkit.md §4.8): check a code, or reset the password with it.
 enum ResetPasswordRPC {

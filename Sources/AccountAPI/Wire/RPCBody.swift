@@ -1,5 +1,5 @@
 package import AccountCore
-public import Foundation
+package import Foundation
 
 /// A request body with the leniency of Google's JSON parser (identity-toolkit.md §1.2): camelCase or
 /// snake_case names, int64 as number or decimal string, booleans also as `"true"`/`"false"`,

@@ -1,7 +1,7 @@
 package import AccountCore
-public import Foundation
-public import HTTPTypes
-public import Hummingbird
+import Foundation
+package import HTTPTypes
+package import Hummingbird
 import NIOCore
 
 /// The one place responses are serialised: JSON, no escaped slashes, absent values omitted.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 extension AccountService {
     /// A verified ID token's caller.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 extension AccountService {
     /// What an update produced: the account and, when sessions were revoked for a client caller,

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The use cases of accounts and sessions, independent of HTTP and SQL: validation order of the
 /// reference, hashing off the event loops, one store transaction per change, tokens minted after.

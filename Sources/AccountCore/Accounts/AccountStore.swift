@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// The accounts and sessions port. Every write is one transaction that locks the user row first,
 /// re-checks what the request relied on (§3.2 step 5), changes what it must, publishes revocations

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// An account as the domain sees it. Never encoded to JSON directly: it holds the password hash.
 package struct UserRecord: Sendable, Equatable {

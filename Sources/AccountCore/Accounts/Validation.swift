@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Email addresses as identity-toolkit.md §1.5 defines them: stored and compared lower-case, at most 254
 /// characters, one `@`, a local part of 1–64 characters, a host name for a domain.

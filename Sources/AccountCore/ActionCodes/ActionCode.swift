@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// The kinds of email action code (identity-toolkit.md §2.6).
 package enum ActionCodeKind: String, Sendable, CaseIterable {

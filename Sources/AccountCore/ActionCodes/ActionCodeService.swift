@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Email actions (identity-toolkit.md §4.3, §4.4, §4.7 A, §4.8): sending codes with their links, applying
 /// them, resetting passwords, and email-link sign-in with the unverified-account rule.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// ActionCodeSettings of an email action (identity-toolkit.md §4.3), with the link domains the project
 /// configured.

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// Storage of email action codes and the changes they make, each one transaction (PostgreSQL).
 /// Codes are looked up by the hash of their plaintext; the plaintext is never stored.

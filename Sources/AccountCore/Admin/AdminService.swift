@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// Signing keys as operators see them.
 package struct SigningKeySummary: Sendable, Equatable {

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// Reads and writes only admin tools need: paging, queries, the audit trail, session-cookie mints.
 package protocol AdminStore: Sendable {

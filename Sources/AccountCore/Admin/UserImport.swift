@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// One user of an `accounts:batchCreate` request (identity-toolkit.md §4.11), parsed.
 package struct ImportedUser: Sendable {

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// What a refresh does with the session it read (identity-toolkit.md §3.3, §4.17): a pure decision, so the
 /// store reads, asks, and writes the answer.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Synchronization
 
 /// What `verifyIdToken` and the token endpoint need to know about a session to decide revocation.

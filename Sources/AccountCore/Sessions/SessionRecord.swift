@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// One sign-in (identity-toolkit.md §2.7). Refresh tokens are not stored: only the generation and the salt
 /// their MAC key derives from.

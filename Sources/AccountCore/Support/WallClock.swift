@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// The time source every rule reads. Injected so tests can pin "now".
 package protocol WallClock: Sendable {

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// Signs and verifies the service's JWTs (ID tokens, session cookies): RS256 with the one current
 /// signing key, verification with every published key (identity-toolkit.md §3.6).

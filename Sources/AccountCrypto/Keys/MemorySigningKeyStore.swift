@@ -1,5 +1,5 @@
-public import AccountCore
-public import Foundation
+package import AccountCore
+package import Foundation
 
 /// ``SigningKeyStore`` in memory, for unit tests and the store contract: the same rules as the
 /// PostgreSQL store, at most one `current` key above all.

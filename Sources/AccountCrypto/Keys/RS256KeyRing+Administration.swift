@@ -1,5 +1,5 @@
-public import AccountCore
-public import Foundation
+package import AccountCore
+package import Foundation
 
 extension RS256KeyRing: KeyAdministration {
     /// How long a retired key stays published: the longest token it signed (a 14-day session

@@ -1,6 +1,6 @@
-public import AccountCore
+package import AccountCore
 import Crypto
-public import Foundation
+package import Foundation
 import SwiftASN1
 import Synchronization
 import X509

@@ -1,7 +1,7 @@
-public import AccountCore
+package import AccountCore
 import CSodium
 import NIOCore
-public import NIOPosix
+import NIOPosix
 
 /// argon2id through libsodium's `crypto_pwhash`, PHC strings out. Work runs on a dedicated thread
 /// pool of fixed size, so a burst of sign-ins queues there instead of blocking the event loops.

@@ -1,4 +1,4 @@
-public import AccountCore
+package import AccountCore
 import Crypto
 import Foundation
 import _CryptoExtras

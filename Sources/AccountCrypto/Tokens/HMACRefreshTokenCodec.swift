@@ -1,4 +1,4 @@
-public import AccountCore
+import AccountCore
 import Crypto
 
 /// Refresh tokens of identity-toolkit.md §3.3: base64url (no padding) of version 1 ‖ the 16 session-id bytes ‖

@@ -1,5 +1,5 @@
-public import AccountCore
-public import Foundation
+package import AccountCore
+package import Foundation
 
 /// Renders an ``EmailMessage`` as an RFC 5322 / MIME message: `multipart/alternative` with a
 /// plain-text and an HTML part, both quoted-printable, so the whole message is 7-bit ASCII with

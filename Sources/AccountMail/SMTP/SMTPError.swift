@@ -1,4 +1,4 @@
-package import AccountCore
+import AccountCore
 
 /// Why ``SMTPTransport`` could not hand a message to the relay. Descriptions are short and never
 /// carry credentials or the message body, so the outbox can store them as `last_error`.

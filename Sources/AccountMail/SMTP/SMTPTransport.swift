@@ -1,8 +1,8 @@
-public import AccountCore
+package import AccountCore
 import Foundation
-public import Logging
-public import NIOCore
-public import NIOPosix
+package import Logging
+package import NIOCore
+import NIOPosix
 import NIOSSL
 
 /// Submits each message to an SMTP relay on its own connection (RFC 5321 / 6409): greeting, `EHLO`,

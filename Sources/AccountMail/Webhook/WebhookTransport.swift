@@ -1,5 +1,5 @@
-public import AccountCore
-public import AsyncHTTPClient
+package import AccountCore
+package import AsyncHTTPClient
 import Crypto
 import Foundation
 import NIOCore

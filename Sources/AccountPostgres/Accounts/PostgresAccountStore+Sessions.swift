@@ -1,5 +1,5 @@
-public import AccountCore
-public import Foundation
+package import AccountCore
+package import Foundation
 import Logging
 import PostgresNIO
 

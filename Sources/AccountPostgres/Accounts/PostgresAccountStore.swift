@@ -1,7 +1,7 @@
-public import AccountCore
+package import AccountCore
 import Foundation
-public import Logging
-public import PostgresNIO
+package import Logging
+import PostgresNIO
 import Synchronization
 
 /// The accounts and sessions port over PostgreSQL. Every write is one transaction that locks the

@@ -1,8 +1,8 @@
-public import AccountCore
+package import AccountCore
 import Foundation
-public import Logging
-public import PostgresNIO
-public import ServiceLifecycle
+package import Logging
+import PostgresNIO
+import ServiceLifecycle
 
 /// Keeps this replica's ``RevocationCache`` honest: listens on the revocation channel over a
 /// dedicated connection and drops what other replicas (and this one) revoke.
@@ -63,17 +63,18 @@ package struct RevocationListener: Service {
     }
 
     private func listen(on connection: PostgresConnection, listening: () -> Void) async throws {
-        let notifications = try await connection.listen(PostgresAccountStore.revocationChannel)
-        // Anything revoked while we were not listening is unknown: start clean, then serve.
-        cache.resume()
-        listening()
-        try await cancelWhenGracefulShutdown { [cache] in
-            for try await notification in notifications {
-                let payload = notification.payload
-                if payload.hasPrefix("u:") {
-                    cache.invalidate(user: String(payload.dropFirst(2)))
-                } else if payload.hasPrefix("s:") {
-                    cache.invalidate(session: String(payload.dropFirst(2)))
+        try await connection.listen(on: PostgresAccountStore.revocationChannel) { [cache] notifications in
+            // Anything revoked while we were not listening is unknown: start clean, then serve.
+            cache.resume()
+            listening()
+            try await cancelWhenGracefulShutdown {
+                for try await notification in notifications {
+                    let payload = notification.payload
+                    if payload.hasPrefix("u:") {
+                        cache.invalidate(user: String(payload.dropFirst(2)))
+                    } else if payload.hasPrefix("s:") {
+                        cache.invalidate(session: String(payload.dropFirst(2)))
+                    }
                 }
             }
         }

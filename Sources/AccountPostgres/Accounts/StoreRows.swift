@@ -1,4 +1,4 @@
-public import AccountCore
+import AccountCore
 import Foundation
 import PostgresNIO
 

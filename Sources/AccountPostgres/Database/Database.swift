@@ -1,9 +1,9 @@
-public import AccountCore
-public import Logging
-public import NIOCore
+import AccountCore
+package import Logging
+package import NIOCore
 import NIOPosix
-public import PostgresNIO
-public import ServiceLifecycle
+package import PostgresNIO
+import ServiceLifecycle
 import Synchronization
 
 /// accountd's pool of PostgreSQL connections: every statement of the store, the migrator and the

@@ -1,7 +1,7 @@
 import AccountCore
-public import Logging
+package import Logging
 import NIOCore
-public import PostgresNIO
+package import PostgresNIO
 
 /// A connection leased from ``Database``, as the store's statements use it.
 ///

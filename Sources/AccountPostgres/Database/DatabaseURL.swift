@@ -1,6 +1,6 @@
-public import Foundation
+import Foundation
 import NIOSSL
-public import PostgresNIO
+package import PostgresNIO
 
 /// A parsed `postgres://user:password@host:port/database?sslmode=…` URL, the one form every
 /// deployment (compose, the local cluster, tests) hands accountd.

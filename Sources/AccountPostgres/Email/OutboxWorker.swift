@@ -1,8 +1,8 @@
-public import AccountCore
+package import AccountCore
 import Foundation
-public import Logging
-public import PostgresNIO
-public import ServiceLifecycle
+package import Logging
+import PostgresNIO
+import ServiceLifecycle
 
 /// Delivers the email in `email_outbox`: claims one due row at a time, hands it to the transport,
 /// then erases the link-bearing bodies (keeping the subject and the delivery record).

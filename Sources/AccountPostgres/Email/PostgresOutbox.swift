@@ -1,6 +1,6 @@
-public import AccountCore
-public import Logging
-public import PostgresNIO
+package import AccountCore
+package import Logging
+import PostgresNIO
 
 /// Writes email into `email_outbox`, on the caller's connection, so a message is queued if and
 /// only if the transaction that made its action code commits. ``OutboxWorker`` delivers it.

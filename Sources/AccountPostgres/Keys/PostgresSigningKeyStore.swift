@@ -1,7 +1,7 @@
-public import AccountCore
-public import Foundation
-public import Logging
-public import PostgresNIO
+package import AccountCore
+package import Foundation
+package import Logging
+import PostgresNIO
 
 /// Signing keys in PostgreSQL, shared by every replica; private keys arrive and leave sealed.
 package struct PostgresSigningKeyStore: SigningKeyStore {

@@ -1,7 +1,7 @@
-public import Foundation
-public import Logging
-public import PostgresNIO
-public import ServiceLifecycle
+package import Foundation
+package import Logging
+import PostgresNIO
+import ServiceLifecycle
 
 /// Deletes rows whose purpose has passed (identity-toolkit.md §2.6, §2.7): used or expired action codes after
 /// 7 days (kept that long so `EXPIRED_OOB_CODE` stays distinct from `INVALID_OOB_CODE`), revoked

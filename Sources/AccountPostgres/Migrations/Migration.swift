@@ -1,6 +1,6 @@
 import AccountCore
 import Crypto
-public import Foundation
+package import Foundation
 
 /// One numbered schema file, `NNNN_verb_noun.sql`, as read from `migrations/`.
 package struct Migration: Sendable, Equatable {

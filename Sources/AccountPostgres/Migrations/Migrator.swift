@@ -1,5 +1,5 @@
-public import Logging
-public import PostgresNIO
+package import Logging
+import PostgresNIO
 
 /// Applies `migrations/` to a database: each pending file in its own transaction, recorded with
 /// its checksum in `schema_migrations`; edited or unknown applied files are refused. Replicas that

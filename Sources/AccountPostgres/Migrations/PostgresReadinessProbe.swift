@@ -1,6 +1,6 @@
-public import AccountCore
-public import Logging
-public import PostgresNIO
+package import AccountCore
+import Logging
+import PostgresNIO
 
 /// Answers `/readyz`: the database answers a query and its schema is current. While the pool
 /// knows the database to be unreachable it answers at once; otherwise the check waits at most
