@@ -215,7 +215,8 @@ struct AccountStoreContractTests {
             let state = try #require(try await store.sessionState(sessionID: session.sessionID))
             #expect(!state.sessionLive && !state.userExists)
             #expect(await StoreContract.refusal { try await store.delete(localID: "u1", guardSession: nil, now: t0) } == .userNotFound)
-            _ = try await store.createUser(StoreContract.user("u9", email: "ann@example.com"), session: nil, now: t0)  // the address is free again
+            // The address is free again.
+            _ = try await store.createUser(StoreContract.user("u9", email: "ann@example.com"), session: nil, now: t0)
         }
     }
 }

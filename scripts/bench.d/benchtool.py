@@ -181,20 +181,26 @@ def oobcodes(url, users, count, out_path):
     (returnOobLink: the code comes back, no email is queued); writes "email code" lines."""
     lines = []
     lock = threading.Lock()
+    # Each code for a different user while there are users enough: a newer code of a kind retires
+    # the user's earlier unspent one (as Firebase does), so two codes for one user leave one usable.
+    order = random.sample(range(users), min(count, users))
+    if count > users:
+        print(f"    warning: {count:,} codes for {users:,} users: codes minted for the same user retire each other",
+              file=sys.stderr)
+        order += [random.randrange(users) for _ in range(count - users)]
     remaining = [count]
     body = ('{"requestType":"EMAIL_SIGNIN","email":"user%d@bench.example","returnOobLink":true,'
             '"continueUrl":"http://localhost/bench","canHandleCodeInApp":true}')
 
     def worker():
         conn = connection(url)
-        rng = random.Random()
         while True:
             with lock:
                 if remaining[0] == 0:
                     return
                 remaining[0] -= 1
-            reply = post(conn, "/v1/projects/demo-bench/accounts:sendOobCode",
-                         (body % rng.randrange(users)).encode(), ADMIN)
+                user = order[remaining[0]]
+            reply = post(conn, "/v1/projects/demo-bench/accounts:sendOobCode", (body % user).encode(), ADMIN)
             code = reply.get("oobCode") or urllib.parse.parse_qs(urllib.parse.urlsplit(reply["oobLink"]).query)["oobCode"][0]
             with lock:
                 lines.append(f"{reply['email']} {code}\n")

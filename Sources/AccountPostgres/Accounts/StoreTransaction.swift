@@ -40,21 +40,22 @@ struct StoreTransaction {
         PostgresAccountStore.announced?.revoked.withLock { $0.append(revoked) }
     }
 
+    /// The user `localID`; with `lock`, its row stays locked until the transaction ends.
     func user(localID: String, lock: Bool) async throws -> UserRecord? {
-        let rows =
-            lock
-            ? try await execute(Prepared.UserByLocalIDForUpdate(tenant: tenant, localID: localID))
-            : try await execute(Prepared.UserByLocalID(tenant: tenant, localID: localID))
-        for try await row in rows { return try PostgresAccountStore.decodeUser(row) }
-        return nil
+        lock
+            ? try await firstUser(Prepared.UserByLocalIDForUpdate(tenant: tenant, localID: localID))
+            : try await firstUser(Prepared.UserByLocalID(tenant: tenant, localID: localID))
     }
 
+    /// The user with `email` (any case); with `lock`, its row stays locked until the transaction ends.
     func user(email: String, lock: Bool) async throws -> UserRecord? {
-        let rows =
-            lock
-            ? try await execute(Prepared.UserByEmailForUpdate(tenant: tenant, email: email))
-            : try await execute(Prepared.UserByEmail(tenant: tenant, email: email))
-        for try await row in rows { return try PostgresAccountStore.decodeUser(row) }
+        lock
+            ? try await firstUser(Prepared.UserByEmailForUpdate(tenant: tenant, email: email))
+            : try await firstUser(Prepared.UserByEmail(tenant: tenant, email: email))
+    }
+
+    private func firstUser(_ statement: some PreparedQuery) async throws -> UserRecord? {
+        for try await row in try await execute(statement) { return try PostgresAccountStore.decodeUser(row) }
         return nil
     }
 
