@@ -181,13 +181,12 @@ def oobcodes(url, users, count, out_path):
     (returnOobLink: the code comes back, no email is queued); writes "email code" lines."""
     lines = []
     lock = threading.Lock()
-    # Each code for a different user while there are users enough: a newer code of a kind retires
-    # the user's earlier unspent one (as Firebase does), so two codes for one user leave one usable.
-    order = random.sample(range(users), min(count, users))
+    # Each code for a different user: a newer code of a kind retires the user's earlier unspent one
+    # (as Firebase does), so a second code for one user would leave the first dead.
     if count > users:
-        print(f"    warning: {count:,} codes for {users:,} users: codes minted for the same user retire each other",
-              file=sys.stderr)
-        order += [random.randrange(users) for _ in range(count - users)]
+        sys.exit(f"emaillink needs a code per request and a user per code: {count:,} codes, only {users:,} users "
+                 f"(run with --users {count:,} or more)")
+    order = random.sample(range(users), count)
     remaining = [count]
     body = ('{"requestType":"EMAIL_SIGNIN","email":"user%d@bench.example","returnOobLink":true,'
             '"continueUrl":"http://localhost/bench","canHandleCodeInApp":true}')
