@@ -5,7 +5,7 @@ import Foundation
 struct Users: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Find, list and change users.",
-        subcommands: [Get.self, List.self, SignOut.self, Disable.self, Enable.self, Delete.self, Import.self, Export.self]
+        subcommands: [Get.self, List.self, SignOut.self, Unlock.self, Disable.self, Enable.self, Delete.self, Import.self, Export.self]
     )
 
     struct Get: AsyncParsableCommand {
@@ -96,6 +96,26 @@ struct Users: AsyncParsableCommand {
                 let count = (reply["revokedSessionIds"] as? [String])?.count ?? 0
                 if connection.json { return Output.json(reply) }
                 Output.say("signed out \(uid): \(count) session(s) revoked")
+            }
+        }
+    }
+
+    struct Unlock: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Clear the password lockout of a user or an email address (after many failed sign-ins).")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "uid, email or +phone") var user: String
+
+        func run() async throws {
+            try await runCommand {
+                let client = try connection.client()
+                // An address is unlocked as it is, account or not; anything else names a user.
+                let body: [String: Any] =
+                    user.contains("@") ? ["email": user] : ["localId": try await client.findUser(user)["localId"] as? String ?? ""]
+                let reply = try await client.call("unlock", body)
+                if connection.json { return Output.json(reply) }
+                let email = reply["email"] as? String ?? user
+                Output.say((reply["cleared"] as? Bool ?? false) ? "unlocked \(email)" : "\(email) was not locked")
             }
         }
     }

@@ -35,14 +35,18 @@ func buildApplication(
     // Suspended until the revocation listener hears the channel.
     let cache = RevocationCache(suspended: true)
     let store = PostgresAccountStore(database: postgres, logger: logger, revocations: cache)
+    let limiter = AbuseLimiter(
+        settings: configuration.abuseLimits, store: PostgresAbuseLimitStore(database: postgres, logger: logger),
+        keyer: HMACLimitKeyer(key: sealer.derive(info: "accountd limits v1", count: 32)), clock: clock)
     let service = AccountService(
         settings: configuration.projectSettings,
         store: store,
-        hasher: Argon2idHasher(parameters: configuration.passwordHashParameters),
+        hasher: Argon2idHasher(parameters: configuration.passwordHashParameters, queueLimit: configuration.hashQueueLimit),
         signer: keyRing,
         refreshCodec: refreshCodec,
         cache: cache,
-        clock: clock
+        clock: clock,
+        limiter: limiter
     )
 
     var routes = APIRoutes()

@@ -98,10 +98,18 @@ struct Configuration: Sendable {
     /// bytes trickle in (`ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS`, 30): still arriving, its
     /// connection closes; arrived, it is answered 503.
     var httpRequestTimeoutSeconds: Int64 = 30
+    /// The abuse limits (`ACCOUNTD_ABUSE_LIMITS`, `ACCOUNTD_LIMIT_<BUCKET>`, `ACCOUNTD_LOCKOUT_*`,
+    /// `ACCOUNTD_KNOWN_NETWORK_DAYS`); on by default, off for `demo-` projects.
+    var abuseLimits = AbuseLimitSettings(enabled: false)
+    /// Password hashes that may run or wait at once before sign-ins are refused with 503
+    /// (`ACCOUNTD_HASH_QUEUE_LIMIT`, default 32 per core).
+    var hashQueueLimit: Int?
+    /// Proxies whose `X-Forwarded-For` names the client (`ACCOUNTD_TRUSTED_PROXIES`, CIDRs; none).
+    var trustedProxies: [IPNetwork] = []
 
     /// Who may call, derived from the keys and tokens.
     var accessPolicy: AccessPolicy {
-        AccessPolicy(projectID: projectID, apiKeys: apiKeys, adminTokens: adminTokens)
+        AccessPolicy(projectID: projectID, apiKeys: apiKeys, adminTokens: adminTokens, trustedProxies: trustedProxies)
     }
 
     /// Whether the project id is one of Firebase's local-only `demo-` projects.
@@ -260,6 +268,16 @@ extension Configuration {
         let tokenCache = number("ACCOUNTD_ID_TOKEN_CACHE_ENTRIES", 10_000, 0...10_000_000)
         let idleTimeout = number("ACCOUNTD_HTTP_IDLE_TIMEOUT_SECONDS", 60, 1...3600)
         let requestTimeout = number("ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS", 30, 1...3600)
+        let abuseLimits = Self.abuseLimits(input.environment, isDemo: isDemo, problems: &problems)
+        let hashQueue = input.environment["ACCOUNTD_HASH_QUEUE_LIMIT"] == nil ? nil : number("ACCOUNTD_HASH_QUEUE_LIMIT", 64, 1...1_000_000)
+        var trustedProxies: [IPNetwork] = []
+        for entry in Self.list(input.environment["ACCOUNTD_TRUSTED_PROXIES"] ?? "") {
+            if let network = IPNetwork(entry) {
+                trustedProxies.append(network)
+            } else {
+                problems.append("ACCOUNTD_TRUSTED_PROXIES entry \"\(entry)\" is not an address or CIDR (10.0.0.0/8, fd00::/8)")
+            }
+        }
         if deadline >= requestTimeout {
             // The request timeout answers 503 for what nothing else bounded; a deadline as long
             // would leave a request waiting for a connection after its answer.
@@ -311,8 +329,58 @@ extension Configuration {
             actionTemplatesDirectory: input.environment["ACCOUNTD_ACTION_TEMPLATES_DIR"],
             productLogoURL: input.environment["ACCOUNTD_PRODUCT_LOGO_URL"],
             httpIdleTimeoutSeconds: idleTimeout,
-            httpRequestTimeoutSeconds: requestTimeout
+            httpRequestTimeoutSeconds: requestTimeout,
+            abuseLimits: abuseLimits,
+            hashQueueLimit: hashQueue.map(Int.init),
+            trustedProxies: trustedProxies
         )
+    }
+
+    /// The abuse limits from the environment (federation-and-limits.md §E.5): every bucket as
+    /// `ACCOUNTD_LIMIT_<BUCKET>=<burst>/<period>` (`5/1h`; `0` turns it off), the project's daily
+    /// mail quotas as `ACCOUNTD_LIMIT_MAIL_PER_PROJECT_<TYPE>`, the lockout's numbers.
+    static func abuseLimits(_ environment: [String: String], isDemo: Bool, problems: inout [String]) -> AbuseLimitSettings {
+        var enabled = !isDemo
+        switch environment["ACCOUNTD_ABUSE_LIMITS"]?.lowercased() {
+        case nil, "": break
+        case "on", "1", "true", "yes": enabled = true
+        case "off", "0", "false", "no": enabled = false
+        default: problems.append("ACCOUNTD_ABUSE_LIMITS must be on or off")
+        }
+        var settings = AbuseLimitSettings(enabled: enabled)
+        func bucket(_ name: String) -> RateBucket?? {
+            guard let raw = environment[name] else { return .none }
+            if raw == "0" { return .some(nil) }
+            guard let bucket = RateBucket.parse(raw) else {
+                problems.append("\(name) must be <burst>/<period> (5/1h, 20/3m, 100/1d) or 0")
+                return .none
+            }
+            return .some(bucket)
+        }
+        for limit in LimitBucket.allCases {
+            if let value = bucket("ACCOUNTD_LIMIT_" + limit.rawValue.uppercased()) { settings.buckets[limit] = value }
+        }
+        for kind in EmailKind.allCases {
+            if let value = bucket("ACCOUNTD_LIMIT_MAIL_PER_PROJECT_" + kind.rawValue) { settings.mailQuotas[kind] = value }
+        }
+        func number(_ name: String, _ range: ClosedRange<Int>) -> Int? {
+            guard let raw = environment[name] else { return nil }
+            guard let value = Int(raw), range.contains(value) else {
+                problems.append("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+                return nil
+            }
+            return value
+        }
+        var lockout = LockoutPolicy()
+        if let value = number("ACCOUNTD_LOCKOUT_THRESHOLD_UNKNOWN", 1...10_000) { lockout.thresholdUnknown = value }
+        if let value = number("ACCOUNTD_LOCKOUT_THRESHOLD_KNOWN", 1...10_000) { lockout.thresholdKnown = value }
+        if let value = number("ACCOUNTD_LOCKOUT_BASE_SECONDS", 1...86400) { lockout.baseSeconds = Double(value) }
+        if let value = number("ACCOUNTD_LOCKOUT_MAX_SECONDS", 1...31_536_000) { lockout.maxSeconds = Double(value) }
+        if let value = number("ACCOUNTD_LOCKOUT_RESET_HOURS", 1...8760) { lockout.resetSeconds = Double(value) * 3600 }
+        if let value = number("ACCOUNTD_LOCKOUT_HARD_LIMIT", 0...1_000_000) { lockout.hardLimit = value }
+        if let value = number("ACCOUNTD_KNOWN_NETWORK_DAYS", 0...3650) { lockout.knownNetworkDays = value }
+        settings.lockout = lockout
+        return settings
     }
 
     private static func list(_ raw: String) -> [String] {

@@ -119,5 +119,6 @@ package struct APIError: Error, Sendable, Equatable {
         }
         let code = error.code.firebaseMessage
         self.init(.badRequest, message: error.detail.map { "\(code) : \($0)" } ?? code)
+        if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
     }
 }

@@ -62,6 +62,9 @@ extension AccountError.Code {
         case .insufficientPermission: "INSUFFICIENT_PERMISSION"
         case .unsupportedTenantOperation: "UNSUPPORTED_TENANT_OPERATION"
         case .importFault: "INVALID_ARGUMENT"
+        case .tooManyAttempts: "TOO_MANY_ATTEMPTS_TRY_LATER"
+        case .quotaExceeded: "QUOTA_EXCEEDED"
+        case .resetPasswordExceedLimit: "RESET_PASSWORD_EXCEED_LIMIT"
         case .unavailable: "UNAVAILABLE"
         }
     }

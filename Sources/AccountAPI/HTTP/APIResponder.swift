@@ -1,5 +1,6 @@
 import AccountCore
 import Foundation
+import HTTPTypes
 package import Hummingbird
 import Logging
 import NIOCore
@@ -119,7 +120,7 @@ package struct APIResponder: HTTPResponder {
             projectScoped: project != nil,
             body: body,
             userAgent: request.headers[.userAgent],
-            ipAddress: context.remoteAddress,
+            ipAddress: clientAddress(request, context),
             locale: request.headers[.init("X-Firebase-Locale")!],
             logger: logger
         )
@@ -142,12 +143,19 @@ package struct APIResponder: HTTPResponder {
             projectScoped: false,
             body: body,
             userAgent: request.headers[.userAgent],
-            ipAddress: context.remoteAddress,
+            ipAddress: clientAddress(request, context),
             locale: nil,
             logger: logger
         )
         return try await RequestScope.arrived { try await endpoint.handler(call) }
     }
+
+    /// The client's address: the peer, or what trusted proxies forwarded (``AccessPolicy/clientAddress(peer:forwardedFor:)``).
+    private func clientAddress(_ request: Request, _ context: AccountRequestContext) -> String? {
+        access.clientAddress(peer: context.remoteAddress, forwardedFor: request.headers[values: Self.forwardedFor])
+    }
+
+    private static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
 
     /// identity-toolkit.md §1.3, checks 1–4, in order.
     private func resolveCaller(_ request: Request, projectScoped: Bool, pathProject: String?) throws -> Caller {

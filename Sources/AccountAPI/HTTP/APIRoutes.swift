@@ -22,6 +22,12 @@ package struct RPCCall: Sendable {
     /// The request's logger (carries the request id).
     package var logger: Logger
 
+    /// The address the abuse limits count a client's request under; nil for an admin, whose calls
+    /// are never limited (federation-and-limits.md §E.6).
+    package var limitedAddress: String? {
+        caller.isAdmin ? nil : ipAddress
+    }
+
     /// The admin's name, when the caller is one.
     package var adminName: String? {
         if case .admin(let name) = caller { return name }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Who may call, per identity-toolkit.md §1.3: the API keys that make a client caller and the admin bearer
 /// tokens (with the names the audit trail records) that make an admin caller.
 package struct AccessPolicy: Sendable {
@@ -7,12 +9,30 @@ package struct AccessPolicy: Sendable {
     package var apiKeys: Set<String>?
     /// Admin bearer tokens: token → name.
     package var adminTokens: [String: String]
+    /// Proxies whose `X-Forwarded-For` is believed (federation-and-limits.md §E.2).
+    package var trustedProxies: [IPNetwork]
 
     /// Creates a policy.
-    package init(projectID: String, apiKeys: Set<String>?, adminTokens: [String: String]) {
+    package init(projectID: String, apiKeys: Set<String>?, adminTokens: [String: String], trustedProxies: [IPNetwork] = []) {
         self.projectID = projectID
         self.apiKeys = apiKeys
         self.adminTokens = adminTokens
+        self.trustedProxies = trustedProxies
+    }
+
+    /// The client's address: the peer's, or, when the peer is a trusted proxy, the right-most
+    /// `X-Forwarded-For` entry that is not a trusted proxy (§E.2). A forged header from an
+    /// untrusted peer changes nothing.
+    package func clientAddress(peer: String?, forwardedFor: [String]) -> String? {
+        guard let peer, !trustedProxies.isEmpty, trustedProxies.contains(where: { $0.contains(peer) }) else { return peer }
+        let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        var client = peer
+        for hop in hops.reversed() {
+            guard IPNetwork(hop) != nil else { break }  // not an address: stop believing the header
+            client = hop
+            if !trustedProxies.contains(where: { $0.contains(hop) }) { break }
+        }
+        return client
     }
 
     /// The admin name for a bearer token, compared in constant time against every configured one.

@@ -37,6 +37,7 @@ extension APIRoutes {
         register("listSigningKeys", OperatorRPCs.listKeys(service))
         register("rotateSigningKeys", OperatorRPCs.rotateKeys(service))
         register("getSession", OperatorRPCs.getSession(service))
+        register("unlock", UnlockRPC.endpoint(service))
     }
 
     /// Admin only: `batchCreate`; `validateHash` checks an imported algorithm and its parameters.

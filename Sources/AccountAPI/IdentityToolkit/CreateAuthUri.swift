@@ -18,7 +18,8 @@ enum CreateAuthUriRPC {
                 throw AccountError(.operationNotAllowed, "Federated sign-in is not enabled.")
             }
             let user = try await service.discover(
-                identifier: try call.body.string("identifier"), continueURI: try call.body.string("continueUri")
+                identifier: try call.body.string("identifier"), continueURI: try call.body.string("continueUri"),
+                address: call.limitedAddress
             )
             let sessionID = try call.body.nonEmptyString("sessionId") ?? service.randomIdentifier(count: 27, alphabet: alphabet)
             if service.settings.emailEnumerationProtection && !call.caller.isAdmin {

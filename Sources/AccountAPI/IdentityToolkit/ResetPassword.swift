@@ -12,7 +12,7 @@ enum ResetPasswordRPC {
     static func endpoint(_ service: ActionCodeService) -> RPCEndpoint {
         RPCEndpoint { call in
             let (record, user) = try await service.resetPassword(
-                code: try call.body.string("oobCode"), newPassword: try call.body.string("newPassword")
+                code: try call.body.string("oobCode"), newPassword: try call.body.string("newPassword"), address: call.limitedAddress
             )
             let email: String? = record.kind == .emailSignIn ? nil : (user?.email ?? record.email)
             let newEmail = record.kind == .verifyAndChangeEmail || record.kind == .recoverEmail ? record.newEmail : nil
@@ -32,7 +32,7 @@ enum ApplyActionCodeRPC {
     }
 
     static func respond(_ service: ActionCodeService, call: RPCCall, code: String, access: AccessPolicy) async throws -> Response {
-        let user = try await service.apply(code: code, apiKey: call.apiKey(access))
+        let user = try await service.apply(code: code, apiKey: call.apiKey(access), address: call.limitedAddress)
         return Response(
             localId: user.localID, email: user.email, emailVerified: user.emailVerified,
             providerUserInfo: ProviderUserInfoWire.list(for: user))

@@ -22,6 +22,7 @@ enum SendOobCodeRPC {
             request.idToken = try body.nonEmptyString("idToken")
             request.returnOobLink = try body.bool("returnOobLink") ?? false
             request.isAdmin = call.caller.isAdmin
+            request.ipAddress = call.limitedAddress
             request.lang = call.locale.flatMap { $0.isEmpty ? nil : String($0.prefix(35)) } ?? "en"
             var settings = ActionCodeSettings()
             // An empty continueUrl is not an absent one: production answers INVALID_CONTINUE_URI.

@@ -51,6 +51,8 @@ extension AccountService {
         let (user, ticket, _) = try await store.update(
             localID: caller.localID, guardSession: caller.sessionGuard, change: change, replacement: replacement, now: clock.now()
         )
+        // A new password clears the account's password lockout (federation-and-limits.md §E.4 step 6).
+        if change.password != nil { try await limiter.clearLockout(email: user.email) }
         guard let replacement, let ticket else { return Updated(user: user, tokens: nil) }
         return Updated(user: user, tokens: try await mint(user, replacement, ticket))
     }
@@ -63,6 +65,7 @@ extension AccountService {
         if case .set(let email) = change.email, email == current.email { change.email = .keep }
         addRecoverNotice(to: &change, current: current)
         let (user, _, _) = try await store.update(localID: localID, guardSession: nil, change: change, replacement: nil, now: clock.now())
+        if change.password != nil { try await limiter.clearLockout(email: user.email) }
         return user
     }
 

@@ -11,13 +11,16 @@ package struct AccountService: Sendable {
     package let cache: RevocationCache
     package let clock: any WallClock
     package let random: any RandomSource
+    /// The abuse limits (federation-and-limits.md §E); off unless the composition passes one.
+    package let limiter: AbuseLimiter
 
     /// Wires the service.
     package init(
         settings: ProjectSettings, store: any AccountStore, hasher: any PasswordHasher, signer: any TokenSigner,
         refreshCodec: any RefreshTokenCodec, cache: RevocationCache, clock: any WallClock = SystemClock(),
-        random: any RandomSource = SystemRandom()
+        random: any RandomSource = SystemRandom(), limiter: AbuseLimiter? = nil
     ) {
+        self.limiter = limiter ?? .off(clock: clock)
         self.settings = settings
         self.store = store
         self.hasher = hasher
@@ -77,6 +80,7 @@ package struct AccountService: Sendable {
     package func signUp(email rawEmail: String?, password: String?, displayName: String?, client: Client) async throws -> SignedIn {
         if rawEmail == nil && password == nil {
             guard settings.allowAnonymous else { throw AccountError(.adminOnlyOperation) }
+            try await limiter.consume(.accountCreationsPerIP, client.ipAddress.map(AbuseLimiter.networkKey))
             let now = clock.now()
             let user = newUser(localID: LocalID.generate(random), now: now)
             let session = newSession(provider: "anonymous", method: "anonymous", client: client)
@@ -88,6 +92,7 @@ package struct AccountService: Sendable {
         guard let password else { throw AccountError(.missingPassword) }
         try settings.passwordPolicy.check(password)
         try displayName.map(ProfileAttribute.checkDisplayName)
+        try await limiter.consume(.accountCreationsPerIP, client.ipAddress.map(AbuseLimiter.networkKey))
         let now = clock.now()
         var user = newUser(localID: LocalID.generate(random), now: now)
         user.email = email
@@ -134,17 +139,25 @@ package struct AccountService: Sendable {
         let email = try Self.requireEmail(rawEmail)
         guard let password, !password.isEmpty else { throw AccountError(.missingPassword) }
         let protection = settings.emailEnumerationProtection
+        // Abuse limits (federation-and-limits.md §E.4): the address's failures and the account's
+        // lock for this network, before any hashing; a failure counts, a success clears its class.
+        let network = try await limiter.beforePasswordCheck(email: email, address: client.ipAddress)
+        func failed(_ error: AccountError) async throws -> AccountError {
+            try await limiter.passwordFailed(email: email, network: network, address: client.ipAddress)
+            return error
+        }
         guard let user = try await store.user(email: email) else {
             _ = try await hasher.dummyVerify(password)
-            throw AccountError(protection ? .invalidLoginCredentials : .emailNotFound)
+            throw try await failed(AccountError(protection ? .invalidLoginCredentials : .emailNotFound))
         }
         let wrongPassword = AccountError(protection ? .invalidLoginCredentials : .invalidPassword)
         guard let credential = user.password else {
             _ = try await hasher.dummyVerify(password)
-            throw wrongPassword
+            throw try await failed(wrongPassword)
         }
-        guard try await hasher.verify(password, against: credential.stored) else { throw wrongPassword }
+        guard try await hasher.verify(password, against: credential.stored) else { throw try await failed(wrongPassword) }
         if user.disabled { throw AccountError(.userDisabled) }
+        try await limiter.passwordSucceeded(email: email, network: network)
         let upgrade = credential.stored.isNative ? nil : try await hasher.hash(password)
         let session = newSession(provider: "password", method: "password", client: client)
         do {
@@ -158,11 +171,13 @@ package struct AccountService: Sendable {
     }
 
     /// `accounts:createAuthUri` (identity-toolkit.md §4.5): the account for an identifier, if any.
-    package func discover(identifier: String?, continueURI: String?) async throws -> UserRecord? {
+    /// A client's lookups count against its address (federation-and-limits.md §E.5).
+    package func discover(identifier: String?, continueURI: String?, address: String? = nil) async throws -> UserRecord? {
         guard let identifier, !identifier.isEmpty else { throw AccountError(.missingIdentifier) }
         guard let continueURI, !continueURI.isEmpty else { throw AccountError(.missingContinueURI) }
         guard let email = EmailAddress.normalize(identifier) else { throw AccountError(.invalidIdentifier) }
         guard let url = URL(string: continueURI), url.scheme != nil else { throw AccountError(.invalidContinueURI) }
+        try await limiter.consume(.lookupsPerIP, address.map(AbuseLimiter.networkKey))
         return try await store.user(email: email)
     }
 

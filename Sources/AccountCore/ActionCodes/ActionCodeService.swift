@@ -37,6 +37,8 @@ package struct ActionCodeService: Sendable {
         /// The API key the link carries.
         package var apiKey: String
         package var lang = "en"
+        /// The client's address, for the abuse limits.
+        package var ipAddress: String?
 
         /// Creates a request.
         package init(apiKey: String) { self.apiKey = apiKey }
@@ -93,6 +95,17 @@ package struct ActionCodeService: Sendable {
             user = try await accounts.store.user(localID: caller.localID)
             if kind == .verifyAndChangeEmail && !request.isAdmin { try await accounts.requireRecentLogin(caller, of: user) }
             guard user != nil else { throw AccountError(.userNotFound) }
+        }
+
+        // Abuse limits (federation-and-limits.md §E.5), before step 7 so that they count alike
+        // whether or not the account exists: the recipient's spacing and count and the address's
+        // count for clients, then the project's daily quota for every mail that will be sent.
+        let limiter = accounts.limiter
+        if let recipient = newEmail ?? email ?? user?.email {
+            if !request.isAdmin {
+                try await limiter.consumeClientMail(kind.emailKind, recipient: recipient, address: request.ipAddress)
+            }
+            if !request.returnOobLink { try await limiter.consumeMailQuota(kind.emailKind, project: settings.projectID) }
         }
 
         // Step 7: account state; protection hides existence from clients.
@@ -158,7 +171,11 @@ package struct ActionCodeService: Sendable {
     }
 
     /// `accounts:update` with `oobCode` (identity-toolkit.md §4.7 A).
-    package func apply(code: String, apiKey: String) async throws -> UserRecord {
+    package func apply(code: String, apiKey: String, address: String? = nil) async throws -> UserRecord {
+        try await accounts.limiter.countingCodeFailures(address: address) { try await applyCode(code, apiKey: apiKey) }
+    }
+
+    private func applyCode(_ code: String, apiKey: String) async throws -> UserRecord {
         guard let record = try await store.code(code) else { throw AccountError(.invalidOOBCode) }
         try record.requireUsable(kinds: [.verifyEmail, .verifyAndChangeEmail, .recoverEmail], now: accounts.clock.now())
         var recover: OutgoingCode?
@@ -169,8 +186,18 @@ package struct ActionCodeService: Sendable {
         return user
     }
 
-    /// `accounts:resetPassword` (identity-toolkit.md §4.8): check only without `newPassword`.
-    package func resetPassword(code: String?, newPassword: String?) async throws -> (ActionCodeRecord, UserRecord?) {
+    /// `accounts:resetPassword` (identity-toolkit.md §4.8): check only without `newPassword`. A
+    /// reset clears the account's password lockout (federation-and-limits.md §E.4 step 6).
+    package func resetPassword(code: String?, newPassword: String?, address: String? = nil) async throws -> (ActionCodeRecord, UserRecord?)
+    {
+        let (record, user) = try await accounts.limiter.countingCodeFailures(address: address) {
+            try await checkOrReset(code: code, newPassword: newPassword)
+        }
+        if let user { try await accounts.limiter.clearLockout(email: user.email) }
+        return (record, user)
+    }
+
+    private func checkOrReset(code: String?, newPassword: String?) async throws -> (ActionCodeRecord, UserRecord?) {
         guard let code, !code.isEmpty else { throw AccountError(.missingOOBCode) }
         guard let record = try await store.code(code) else { throw AccountError(.invalidOOBCode) }
         guard record.usedAt == nil else { throw AccountError(.invalidOOBCode) }
@@ -189,8 +216,21 @@ package struct ActionCodeService: Sendable {
         return (record, user)
     }
 
-    /// `accounts:signInWithEmailLink` (identity-toolkit.md §4.4).
+    /// `accounts:signInWithEmailLink` (identity-toolkit.md §4.4). A wrong or expired code counts
+    /// against the address; an account it creates counts as one created from it.
     package func signInWithEmailLink(
+        email rawEmail: String?, code: String?, idToken: String?, client: AccountService.Client, apiKey: String
+    ) async throws -> AccountService.SignedIn {
+        let network = client.ipAddress.map(AbuseLimiter.networkKey)
+        try await accounts.limiter.peek(.accountCreationsPerIP, network)
+        let signedIn = try await accounts.limiter.countingCodeFailures(address: client.ipAddress) {
+            try await completeEmailLink(email: rawEmail, code: code, idToken: idToken, client: client, apiKey: apiKey)
+        }
+        if signedIn.isNewUser { try await accounts.limiter.record(.accountCreationsPerIP, network) }
+        return signedIn
+    }
+
+    private func completeEmailLink(
         email rawEmail: String?, code: String?, idToken: String?, client: AccountService.Client, apiKey: String
     ) async throws -> AccountService.SignedIn {
         guard settings.emailLinkSignin else { throw AccountError(.operationNotAllowed) }

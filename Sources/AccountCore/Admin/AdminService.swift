@@ -65,6 +65,28 @@ package struct AdminService: Sendable {
     /// The service's clock, for what an import stamps.
     package func now() -> Date { accounts.clock.now() }
 
+    /// `accounts:unlock` (federation-and-limits.md §E.4): clears the password lockout of an address
+    /// (or of a user's address), both networks, and records `ACCOUNT_UNLOCKED`. Returns the address
+    /// and whether anything was locked or counted.
+    package func unlock(email rawEmail: String?, localID: String?) async throws -> (email: String, cleared: Bool) {
+        var email: String?
+        var owner: String?
+        if let rawEmail, !rawEmail.isEmpty {
+            guard let normalized = EmailAddress.normalize(rawEmail) else { throw AccountError(.invalidEmail) }
+            email = normalized
+        } else if let localID, !localID.isEmpty {
+            guard let user = try await accounts.store.user(localID: localID) else { throw AccountError(.userNotFound) }
+            guard let address = user.email else { throw AccountError(.missingEmail, "The user has no email address.") }
+            email = address
+            owner = localID
+        }
+        guard let email else { throw AccountError(.missingEmail) }
+        let cleared = try await accounts.limiter.clearLockout(email: email)
+        if owner == nil { owner = try await accounts.store.user(email: email)?.localID }
+        try await store.audit("ACCOUNT_UNLOCKED", localID: owner, details: ["cleared": String(cleared)])
+        return (email, cleared)
+    }
+
     /// `accounts:batchDelete` (identity-toolkit.md §4.12): per-id outcome, `nil` when deleted (or unknown).
     package func batchDelete(localIDs: [String], force: Bool) async throws -> [(index: Int, localID: String, message: String)] {
         guard (1...1000).contains(localIDs.count) else { throw AccountError(.localIDListExceedsLimit) }

@@ -11,6 +11,8 @@ package protocol AdminStore: Sendable {
     /// Records a mint for `sessionID` (session cookies count for §3.5): the session must be live,
     /// returns the ticket.
     func recordMint(sessionID: String, localID: String, now: Date) async throws -> MintTicket
+    /// Records an admin's action in the audit trail.
+    func audit(_ action: String, localID: String?, details: [String: String]) async throws
 }
 
 /// `accounts:query` (identity-toolkit.md §4.13).

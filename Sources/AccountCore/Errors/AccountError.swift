@@ -30,6 +30,8 @@ package struct AccountError: Error, Hashable, Sendable, CustomStringConvertible 
         case insufficientPermission, unsupportedTenantOperation
         /// A request-level import fault; `detail` is the whole wire message (`MISSING_HASH_ALGORITHM`, …).
         case importFault
+        // Abuse limits (federation-and-limits.md §E): 400 with `Retry-After`
+        case tooManyAttempts, quotaExceeded, resetPasswordExceedLimit
         // Infrastructure the client may retry
         case unavailable
     }
@@ -38,6 +40,8 @@ package struct AccountError: Error, Hashable, Sendable, CustomStringConvertible 
     package var code: Code
     /// Free text after `CODE : ` on the wire; never holds secrets.
     package var detail: String?
+    /// Seconds a refused client waits before trying again (`Retry-After`), for the abuse limits.
+    package var retryAfter: Int?
 
     /// Creates an error with an optional human detail.
     package init(_ code: Code, _ detail: String? = nil) {

@@ -2,9 +2,13 @@ package import AccountCore
 import CSodium
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// argon2id through libsodium's `crypto_pwhash`, PHC strings out. Work runs on a dedicated thread
-/// pool of fixed size, so a burst of sign-ins queues there instead of blocking the event loops.
+/// pool of fixed size, so a burst of sign-ins queues there instead of blocking the event loops. The
+/// queue is bounded (`queueLimit`): past it a request is refused at once with 503 `UNAVAILABLE`
+/// (`Retry-After: 1`) before any hashing starts, so a flood cannot delay honest sign-ins without
+/// bound (federation-and-limits.md §E.6: transport overload, counted nowhere).
 package final class Argon2idHasher: PasswordHasher {
     /// Cost parameters. libsodium's argon2id always runs with parallelism 1.
     package struct Parameters: Sendable, Equatable {
@@ -27,11 +31,17 @@ package final class Argon2idHasher: PasswordHasher {
     package let parameters: Parameters
     private let pool: NIOThreadPool
     private let dummy: [UInt8]
+    /// Hashes running or waiting for a worker.
+    private let admitted = Atomic<Int>(0)
+    /// The most hashes that may run or wait at once.
+    package let queueLimit: Int
 
-    /// Creates a hasher with `threads` workers (at most that many hashes run at once).
-    package init(parameters: Parameters = .owasp, threads: Int = System.coreCount) {
+    /// Creates a hasher with `threads` workers (at most that many hashes run at once) and room for
+    /// `queueLimit` hashes running or waiting (default 32 per worker).
+    package init(parameters: Parameters = .owasp, threads: Int = System.coreCount, queueLimit: Int? = nil) {
         precondition(sodium_init() >= 0, "libsodium failed to initialise")
         self.parameters = parameters
+        self.queueLimit = max(1, queueLimit ?? 32 * max(1, threads))
         self.pool = NIOThreadPool(numberOfThreads: max(1, threads))
         self.pool.start()
         self.dummy = Self.hashSync("accountd-dummy-password", parameters)
@@ -43,7 +53,7 @@ package final class Argon2idHasher: PasswordHasher {
 
     package func hash(_ password: String) async throws -> StoredPassword {
         let parameters = self.parameters
-        let phc = try await pool.runIfActive { Self.hashSync(password, parameters) }
+        let phc = try await run { Self.hashSync(password, parameters) }
         return StoredPassword(algorithm: StoredPassword.argon2id, hash: phc)
     }
 
@@ -51,16 +61,26 @@ package final class Argon2idHasher: PasswordHasher {
     /// `ImportedHashVerifier`, which is as CPU-heavy and so shares the same bound.
     package func verify(_ password: String, against stored: StoredPassword) async throws -> Bool {
         guard stored.isNative else {
-            return try await pool.runIfActive { try ImportedHashVerifier.verify(password, against: stored) }
+            return try await run { try ImportedHashVerifier.verify(password, against: stored) }
         }
         let phc = stored.hash
-        return try await pool.runIfActive { Self.verifySync(password, phc: phc) }
+        return try await run { Self.verifySync(password, phc: phc) }
     }
 
     package func dummyVerify(_ password: String) async throws -> Bool {
         let phc = dummy
-        _ = try await pool.runIfActive { Self.verifySync(password, phc: phc) }
+        _ = try await run { Self.verifySync(password, phc: phc) }
         return false
+    }
+
+    /// `work` on the pool, if there is room in the queue; otherwise refused before it starts.
+    private func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        guard admitted.add(1, ordering: .relaxed).newValue <= queueLimit else {
+            admitted.subtract(1, ordering: .relaxed)
+            throw AccountError(.unavailable, "Too many sign-ins at once, retry shortly.")
+        }
+        defer { admitted.subtract(1, ordering: .relaxed) }
+        return try await pool.runIfActive(work)
     }
 
     /// Whether a stored PHC string used weaker parameters than the current ones.

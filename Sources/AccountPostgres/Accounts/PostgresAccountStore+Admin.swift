@@ -69,6 +69,10 @@ extension PostgresAccountStore: AdminStore {
         }
     }
 
+    package func audit(_ action: String, localID: String?, details: [String: String]) async throws {
+        try await transaction { tx in try await tx.audit(action, localID: localID, details: details) }
+    }
+
     package func auditEvents(localID: String?, limit: Int) async throws -> [AuditEvent] {
         try await translating {
             let rows = try await database.query(

@@ -47,6 +47,16 @@ package struct ExpiredRowSweeper: Service {
             DELETE FROM email_outbox WHERE id IN (SELECT id FROM email_outbox
               WHERE status <> 'pending' AND created_at < \(now) - interval '7 days' LIMIT 5000)
             """,
+            // A bucket row is forgotten once it is full again; a failure count once it would start
+            // afresh anyway and holds no lock (the reset period is at most a year).
+            """
+            DELETE FROM rate_limits WHERE (bucket, key) IN (SELECT bucket, key FROM rate_limits
+              WHERE expires_at < \(now) LIMIT 5000)
+            """,
+            """
+            DELETE FROM password_failures WHERE (key, class) IN (SELECT key, class FROM password_failures
+              WHERE last_failure_at < \(now) - interval '366 days' AND (locked_until IS NULL OR locked_until < \(now)) LIMIT 5000)
+            """,
         ]
         var total = 0
         for statement in statements {

@@ -1,0 +1,182 @@
+import Foundation
+
+/// The abuse limits of federation-and-limits.md §E, as the use cases call them. Each check is one
+/// short statement in the shared store, never inside a transaction that holds a user's row; a
+/// disabled limiter (`demo-` projects by default) answers every check with "go on" and writes
+/// nothing. Refusals are `AccountError`s with `retryAfter` set.
+package struct AbuseLimiter: Sendable {
+    package let settings: AbuseLimitSettings
+    let store: any AbuseLimitStore
+    let keyer: any LimitKeyer
+    let clock: any WallClock
+
+    /// Wires the limiter.
+    package init(settings: AbuseLimitSettings, store: any AbuseLimitStore, keyer: any LimitKeyer, clock: any WallClock) {
+        self.settings = settings
+        self.store = store
+        self.keyer = keyer
+        self.clock = clock
+    }
+
+    /// No limits at all (tests of other behaviour, tools).
+    package static func off(clock: any WallClock = SystemClock()) -> AbuseLimiter {
+        AbuseLimiter(settings: AbuseLimitSettings(enabled: false), store: NoLimitStore(), keyer: NoLimitStore(), clock: clock)
+    }
+
+    /// The key an address counts under: IPv4 the address, IPv6 its /64 (§E.2).
+    package static func networkKey(_ address: String) -> String {
+        guard address.contains(":") else { return address }
+        var groups = address.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        if let gap = groups.firstIndex(of: ""), address.contains("::") {
+            let present = groups.filter { !$0.isEmpty }
+            let missing = max(0, 8 - present.count)
+            groups =
+                Array(groups[..<gap].filter { !$0.isEmpty }) + Array(repeating: "0", count: missing)
+                + Array(groups[(gap + 1)...].filter { !$0.isEmpty })
+        }
+        let prefix = groups.prefix(4).map { String(Int($0, radix: 16) ?? 0, radix: 16) }
+        return prefix.joined(separator: ":") + "::/64"
+    }
+
+    // MARK: Buckets
+
+    /// Takes a cell of `bucket` for `value` (an address or an email); throws its refusal when none
+    /// is free. `code` overrides `TOO_MANY_ATTEMPTS_TRY_LATER` (a reset's `RESET_PASSWORD_EXCEED_LIMIT`).
+    package func consume(_ bucket: LimitBucket, _ value: String?, code: AccountError.Code = .tooManyAttempts) async throws {
+        guard settings.enabled, let value, let size = settings.buckets[bucket] else { return }
+        if let wait = try await store.consume(bucket.rawValue, size, key: keyer.key(bucket.rawValue, value), now: clock.now()) {
+            throw refusal(code, code == .tooManyAttempts ? bucket.refusal : nil, wait: wait)
+        }
+    }
+
+    /// Counts one against `bucket` for `value` without refusing anything: a failure already
+    /// answered with its own error (a wrong code) that the next request will be judged by.
+    package func record(_ bucket: LimitBucket, _ value: String?) async throws {
+        guard settings.enabled, let value, let size = settings.buckets[bucket] else { return }
+        _ = try await store.consume(bucket.rawValue, size, key: keyer.key(bucket.rawValue, value), now: clock.now())
+    }
+
+    /// Runs `body`, a request that takes an action code: refused up front while the address has
+    /// used up its code failures, and a wrong or expired code counted against it (§E.5).
+    package func countingCodeFailures<T>(address: String?, _ body: () async throws -> T) async throws -> T {
+        let network = address.map(Self.networkKey)
+        try await peek(.codeFailuresPerIP, network)
+        do {
+            return try await body()
+        } catch let error as AccountError where error.code == .invalidOOBCode || error.code == .expiredOOBCode {
+            try await record(.codeFailuresPerIP, network)
+            throw error
+        }
+    }
+
+    /// Refuses when `bucket` has no free cell for `value`, without taking one: the guard in front
+    /// of work a failure would be counted for (password hashing, code checks).
+    package func peek(_ bucket: LimitBucket, _ value: String?) async throws {
+        guard settings.enabled, let value, let size = settings.buckets[bucket] else { return }
+        if let wait = try await store.peek(bucket.rawValue, size, key: keyer.key(bucket.rawValue, value), now: clock.now()) {
+            throw refusal(.tooManyAttempts, bucket.refusal, wait: wait)
+        }
+    }
+
+    /// Counts a mail of `kind` against the project's daily quota.
+    package func consumeMailQuota(_ kind: EmailKind, project: String) async throws {
+        guard settings.enabled, let size = settings.mailQuotas[kind] else { return }
+        let name = AbuseLimitSettings.quotaName(kind)
+        if let wait = try await store.consume(name, size, key: keyer.key(name, project), now: clock.now()) {
+            throw refusal(.quotaExceeded, "Exceeded daily quota for \(Self.quotaNoun(kind)) emails.", wait: wait)
+        }
+    }
+
+    /// The mail buckets of a client's `sendOobCode`, in §E.5's order: spacing and count per
+    /// recipient, then per address. Consumed whether or not the account exists.
+    package func consumeClientMail(_ kind: EmailKind, recipient: String, address: String?) async throws {
+        let code: AccountError.Code = kind == .passwordReset ? .resetPasswordExceedLimit : .tooManyAttempts
+        try await consume(.mailPerAddressSpacing, recipient, code: code)
+        try await consume(.mailPerAddress, recipient, code: code)
+        try await consume(.mailPerIP, address.map(Self.networkKey))
+    }
+
+    static func quotaNoun(_ kind: EmailKind) -> String {
+        switch kind {
+        case .verifyEmail: "verification"
+        case .verifyAndChangeEmail, .recoverEmail: "email change"
+        case .passwordReset: "password reset"
+        case .emailSignIn: "sign-in"
+        }
+    }
+
+    // MARK: Password lockout (§E.4)
+
+    /// The exact text of a locked account, Firebase's.
+    package static let lockedText =
+        "Access to this account has been temporarily disabled due to many failed login attempts. You can immediately restore it by resetting your password or you can try again later."
+
+    /// Steps 1–3 before a password is checked: which network the attempt comes from, the address's
+    /// failure bucket, and the account's lock for that network. Returns the network class.
+    package func beforePasswordCheck(email: String, address: String?) async throws -> NetworkClass {
+        guard settings.enabled else { return .unknown }
+        let now = clock.now()
+        var network = NetworkClass.unknown
+        if let address {
+            let since = now - Double(settings.lockout.knownNetworkDays) * 86400
+            if try await store.isKnownNetwork(email: email, address: address, since: since) { network = .known }
+            try await peek(.passwordFailuresPerIP, Self.networkKey(address))
+        }
+        if let until = try await store.lockedUntil(key: emailKey(email), network: network), until > now {
+            throw refusal(.tooManyAttempts, Self.lockedText, wait: until.timeIntervalSince(now))
+        }
+        return network
+    }
+
+    /// Step 4: a wrong password (or an unknown email) counts against the account's network class
+    /// and the address; a lock starts at the threshold.
+    package func passwordFailed(email: String, network: NetworkClass, address: String?) async throws {
+        guard settings.enabled else { return }
+        let now = clock.now()
+        let key = emailKey(email)
+        let failures = try await store.recordFailure(key: key, network: network, now: now, resetSeconds: settings.lockout.resetSeconds)
+        if let until = LockoutRules.lockedUntil(failures: failures, network: network, now: now, policy: settings.lockout) {
+            try await store.lock(key: key, network: network, until: until, failures: failures)
+        }
+        if let address, let size = settings.buckets[.passwordFailuresPerIP] {
+            let name = LimitBucket.passwordFailuresPerIP.rawValue
+            _ = try await store.consume(name, size, key: keyer.key(name, Self.networkKey(address)), now: now)
+        }
+    }
+
+    /// Step 5: a verified password clears its own network class only.
+    package func passwordSucceeded(email: String, network: NetworkClass) async throws {
+        guard settings.enabled else { return }
+        try await store.clearFailures(key: emailKey(email), networks: [network])
+    }
+
+    /// Step 6: a reset, a password change or an admin's unlock clears both classes; whether there
+    /// was anything to clear. Runs even with the limits off, so an unlock always clears.
+    @discardableResult
+    package func clearLockout(email: String?) async throws -> Bool {
+        guard let email else { return false }
+        return try await store.clearFailures(key: emailKey(email), networks: NetworkClass.allCases)
+    }
+
+    func emailKey(_ email: String) -> [UInt8] {
+        keyer.key("password_failures", email.lowercased())
+    }
+
+    func refusal(_ code: AccountError.Code, _ detail: String?, wait: TimeInterval) -> AccountError {
+        var error = AccountError(code, detail)
+        error.retryAfter = LockoutRules.retryAfter(until: clock.now() + wait, now: clock.now())
+        return error
+    }
+}
+
+/// The store and keyer of a limiter that is off: nothing is counted, nothing is refused.
+struct NoLimitStore: AbuseLimitStore, LimitKeyer {
+    func key(_ bucket: String, _ value: String) -> [UInt8] { [] }
+    func consume(_ name: String, _ bucket: RateBucket, key: [UInt8], now: Date) async throws -> TimeInterval? { nil }
+    func peek(_ name: String, _ bucket: RateBucket, key: [UInt8], now: Date) async throws -> TimeInterval? { nil }
+    func lockedUntil(key: [UInt8], network: NetworkClass) async throws -> Date? { nil }
+    func recordFailure(key: [UInt8], network: NetworkClass, now: Date, resetSeconds: TimeInterval) async throws -> Int { 0 }
+    func lock(key: [UInt8], network: NetworkClass, until: Date, failures: Int) async throws {}
+    func clearFailures(key: [UInt8], networks: [NetworkClass]) async throws -> Bool { false }
+    func isKnownNetwork(email: String, address: String, since: Date) async throws -> Bool { false }
+}

@@ -1,0 +1,156 @@
+package import AccountCore
+package import Foundation
+package import Logging
+import PostgresNIO
+
+/// The abuse limits in PostgreSQL (federation-and-limits.md §E.3), shared by every replica. Every
+/// call is one autocommit statement on a pooled connection: no user row is ever locked here.
+package struct PostgresAbuseLimitStore: AbuseLimitStore {
+    let database: Database
+    let logger: Logger
+    /// The tenant whose accounts ``isKnownNetwork(email:address:since:)`` looks at.
+    let tenant: String
+
+    /// Creates the store over a running database.
+    package init(database: Database, logger: Logger, tenant: String = "") {
+        self.database = database
+        self.logger = logger
+        self.tenant = tenant
+    }
+
+    package func consume(_ name: String, _ bucket: RateBucket, key: [UInt8], now: Date) async throws -> TimeInterval? {
+        try await translated {
+            let key = Data(key)
+            let period = bucket.period
+            let tolerance = bucket.tolerance
+            // GCRA in one statement: the row moves its theoretical arrival time on by one period
+            // unless that would run more than the tolerance ahead of now; no row back means refused.
+            let rows = try await database.query(
+                """
+                INSERT INTO rate_limits AS r (bucket, key, tat, expires_at)
+                VALUES (\(name), \(key), \(now) + make_interval(secs => \(period)), \(now) + make_interval(secs => \(period + tolerance)))
+                ON CONFLICT (bucket, key) DO UPDATE
+                   SET tat = greatest(r.tat, \(now)) + make_interval(secs => \(period)),
+                       expires_at = greatest(r.tat, \(now)) + make_interval(secs => \(period + tolerance))
+                 WHERE greatest(r.tat, \(now)) - \(now) <= make_interval(secs => \(tolerance))
+                RETURNING true
+                """,
+                logger: logger
+            )
+            for _ in rows { return nil }
+            return try await peek(name, bucket, key: Array(key), now: now) ?? bucket.period
+        }
+    }
+
+    package func peek(_ name: String, _ bucket: RateBucket, key: [UInt8], now: Date) async throws -> TimeInterval? {
+        try await translated {
+            let rows = try await database.query(
+                """
+                SELECT extract(epoch FROM greatest(tat, \(now)) - \(now))::float8 FROM rate_limits
+                WHERE bucket = \(name) AND key = \(Data(key))
+                """,
+                logger: logger
+            )
+            for ahead in try rows.decode(Double.self) {
+                // Allowed while the arrival time runs at most the tolerance ahead; else free again once
+                // it is back within it.
+                return ahead <= bucket.tolerance ? nil : ahead - bucket.tolerance
+            }
+            return nil
+        }
+    }
+
+    package func lockedUntil(key: [UInt8], network: NetworkClass) async throws -> Date? {
+        try await translated {
+            let rows = try await database.query(
+                "SELECT locked_until FROM password_failures WHERE key = \(Data(key)) AND class = \(network.rawValue)", logger: logger)
+            for until in try rows.decode(Date?.self) { return until }
+            return nil
+        }
+    }
+
+    package func recordFailure(key: [UInt8], network: NetworkClass, now: Date, resetSeconds: TimeInterval) async throws -> Int {
+        try await translated {
+            let rows = try await database.query(
+                """
+                INSERT INTO password_failures AS f (key, class, failures, last_failure_at) VALUES (\(Data(key)), \(network.rawValue), 1, \(now))
+                ON CONFLICT (key, class) DO UPDATE
+                   SET failures = CASE WHEN f.last_failure_at < \(now) - make_interval(secs => \(resetSeconds)) THEN 1 ELSE f.failures + 1 END,
+                       last_failure_at = \(now)
+                RETURNING failures
+                """,
+                logger: logger
+            )
+            for failures in try rows.decode(Int32.self) { return Int(failures) }
+            return 0
+        }
+    }
+
+    package func lock(key: [UInt8], network: NetworkClass, until: Date, failures: Int) async throws {
+        try await translated {
+            // 'infinity' stands for the hard limit's lock (Date.distantFuture on the way in and out).
+            try await database.query(
+                """
+                WITH locked AS (
+                    UPDATE password_failures SET locked_until = greatest(coalesce(locked_until, \(until)), \(until))
+                    WHERE key = \(Data(key)) AND class = \(network.rawValue)
+                    RETURNING key
+                )
+                INSERT INTO audit_events (actor_type, actor, action, local_id, details)
+                SELECT 'system', 'system', 'ACCOUNT_LOCKED', NULL,
+                       jsonb_build_object('key', encode(key, 'hex'), 'class', \(network.rawValue), 'failures', \(failures),
+                                          'lockedUntil', \(until)::text)
+                FROM locked
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    @discardableResult
+    package func clearFailures(key: [UInt8], networks: [NetworkClass]) async throws -> Bool {
+        try await translated {
+            let rows = try await database.query(
+                "DELETE FROM password_failures WHERE key = \(Data(key)) AND class = ANY(\(networks.map(\.rawValue))) RETURNING true",
+                logger: logger
+            )
+            var cleared = false
+            for _ in rows { cleared = true }
+            return cleared
+        }
+    }
+
+    /// Runs a statement, its database errors translated as the account store's are (a database
+    /// restarting answers 503, never 500).
+    @discardableResult
+    private func translated<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            throw PostgresAccountStore.translate(PostgresAccountStore.cause(of: error))
+        }
+    }
+
+    package func isKnownNetwork(email: String, address: String, since: Date) async throws -> Bool {
+        try await translated {
+            // The address matches a session's recorded one (set at creation, updated at each refresh):
+            // IPv4 exactly, IPv6 within its /64.
+            let rows = try await database.query(
+                """
+                SELECT EXISTS (
+                    SELECT FROM users u JOIN sessions s ON s.tenant_id = u.tenant_id AND s.local_id = u.local_id
+                    WHERE u.tenant_id = \(tenant) AND lower(u.email) = lower(\(email))
+                      AND greatest(s.created_at, coalesce(s.last_refresh_at, s.created_at)) > \(since)
+                      AND s.ip_address IS NOT NULL
+                      AND (s.ip_address = \(address)
+                           OR (position(':' IN \(address)) > 0 AND position(':' IN s.ip_address) > 0
+                               AND set_masklen(s.ip_address::inet, 64) = set_masklen(\(address)::inet, 64)))
+                )
+                """,
+                logger: logger
+            )
+            for known in try rows.decode(Bool.self) { return known }
+            return false
+        }
+    }
+}
