@@ -333,3 +333,36 @@ struct EmailLinkRulesTests {
         #expect(refusal { () throws(AccountError) in _ = try plan(user: disabled) } == .userDisabled)
     }
 }
+
+@Suite("Abuse-limit rules (pure)")
+struct AbuseLimitRulesTests {
+    let now = Date(timeIntervalSince1970: 1_700_000_000)
+
+    @Test("§E.4: the lock starts at the threshold, doubles from 30 s to the 15 min cap; the unknown network's hard limit locks for good")
+    func lockout() {
+        let policy = LockoutPolicy()
+        func seconds(_ failures: Int, _ network: NetworkClass) -> TimeInterval? {
+            LockoutRules.lockedUntil(failures: failures, network: network, now: now, policy: policy)?.timeIntervalSince(now)
+        }
+        #expect(seconds(4, .unknown) == nil)
+        #expect(seconds(5, .unknown) == 30 && seconds(6, .unknown) == 60 && seconds(9, .unknown) == 480)
+        #expect(seconds(10, .unknown) == 900 && seconds(60, .unknown) == 900)
+        #expect(seconds(9, .known) == nil && seconds(10, .known) == 30)
+        #expect(LockoutRules.lockedUntil(failures: 100, network: .unknown, now: now, policy: policy) == .distantFuture)
+        #expect(seconds(100, .known) == 900, "the known network has no hard limit")
+        #expect(LockoutRules.retryAfter(until: now + 0.2, now: now) == 1 && LockoutRules.retryAfter(until: now + 29.5, now: now) == 30)
+    }
+
+    @Test("§E.5: bucket sizes parse as <burst>/<period>; an address counts by IPv4 address or IPv6 /64")
+    func buckets() {
+        #expect(RateBucket.parse("5/1h") == RateBucket(burst: 5, period: 3600))
+        #expect(RateBucket.parse("20/3m") == RateBucket(burst: 20, period: 180))
+        #expect(RateBucket.parse("2/1d")?.tolerance == 86400)
+        #expect(RateBucket.parse("60/30") == RateBucket(burst: 60, period: 30))
+        #expect(RateBucket.parse("x/1h") == nil && RateBucket.parse("5") == nil && RateBucket.parse("5/0s") == nil)
+        #expect(AbuseLimiter.networkKey("203.0.113.9") == "203.0.113.9")
+        #expect(AbuseLimiter.networkKey("2001:db8:1:2:3:4:5:6") == "2001:db8:1:2::/64")
+        #expect(AbuseLimiter.networkKey("2001:db8:1:2::9") == AbuseLimiter.networkKey("2001:0db8:0001:0002:ffff::1"))
+        #expect(AbuseLimiter.networkKey("::1") == "0:0:0:0::/64")
+    }
+}
