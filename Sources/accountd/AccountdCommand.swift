@@ -75,6 +75,9 @@ struct ServerOptions: ParsableArguments {
         for warning in configuration.developmentDefaults {
             logger.warning("DEVELOPMENT DEFAULT for project \(configuration.projectID): \(warning). Never expose this server.")
         }
+        for warning in configuration.warnings {
+            logger.critical("UNSAFE FOR REAL USERS, project \(configuration.projectID): \(warning).")
+        }
         return (configuration, logger)
     }
 }

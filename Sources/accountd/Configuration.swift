@@ -35,6 +35,8 @@ struct Configuration: Sendable {
     var migrateOnStart: Bool
     /// Development defaults in force, each a warning the server prints loudly at start.
     var developmentDefaults: [String]
+    /// Choices made explicitly that are unsafe for real users, each printed loudly at start.
+    var warnings: [String] = []
 
     /// The project's rules (identity-toolkit.md §1.6).
     var projectSettings: ProjectSettings {
@@ -63,7 +65,8 @@ struct Configuration: Sendable {
     var passwordHashParameters: Argon2idHasher.Parameters = .owasp
     /// Anonymous sign-up (`ACCOUNTD_ALLOW_ANONYMOUS`, default off).
     var allowAnonymous = false
-    /// Email enumeration protection (`ACCOUNTD_EMAIL_ENUMERATION_PROTECTION`, default off).
+    /// Email enumeration protection (`ACCOUNTD_EMAIL_ENUMERATION_PROTECTION`; on by default, as
+    /// production Firebase since 2023, off for `demo-` projects).
     var emailEnumerationProtection = false
     /// Fewest characters a password may have (`ACCOUNTD_PASSWORD_MIN_LENGTH`, Firebase's 6).
     var passwordMinimumLength = 6
@@ -269,6 +272,30 @@ extension Configuration {
         let idleTimeout = number("ACCOUNTD_HTTP_IDLE_TIMEOUT_SECONDS", 60, 1...3600)
         let requestTimeout = number("ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS", 30, 1...3600)
         let abuseLimits = Self.abuseLimits(input.environment, isDemo: isDemo, problems: &problems)
+        var warnings: [String] = []
+        // A demo project defaults to the log transport; a real one must choose, and the log (which
+        // prints live sign-in links) only explicitly.
+        switch input.environment["ACCOUNTD_MAIL_TRANSPORT"]?.lowercased() {
+        case nil, "":
+            if !isDemo {
+                problems.append(
+                    "ACCOUNTD_MAIL_TRANSPORT is not set: choose smtp or webhook (log prints live sign-in links; set it explicitly to accept that)"
+                )
+            }
+        case "log":
+            if !isDemo {
+                warnings.append(
+                    "ACCOUNTD_MAIL_TRANSPORT=log: every email, with its live sign-in and reset link, is written to the log instead of sent")
+            }
+        default: break
+        }
+        var protection = !isDemo
+        switch input.environment["ACCOUNTD_EMAIL_ENUMERATION_PROTECTION"]?.lowercased() {
+        case nil, "": break
+        case "1", "true", "yes", "on": protection = true
+        case "0", "false", "no", "off": protection = false
+        default: problems.append("ACCOUNTD_EMAIL_ENUMERATION_PROTECTION must be on or off")
+        }
         let hashQueue = input.environment["ACCOUNTD_HASH_QUEUE_LIMIT"] == nil ? nil : number("ACCOUNTD_HASH_QUEUE_LIMIT", 64, 1...1_000_000)
         var trustedProxies: [IPNetwork] = []
         for entry in Self.list(input.environment["ACCOUNTD_TRUSTED_PROXIES"] ?? "") {
@@ -306,6 +333,7 @@ extension Configuration {
             dataDirectory: input.dataDirectory ?? ".accountd",
             migrateOnStart: input.migrate,
             developmentDefaults: defaults,
+            warnings: warnings,
             databasePool: DatabasePool(
                 maximumConnections: Int(maximumConnections), minimumConnections: Int(minimumConnections),
                 keepAliveSeconds: keepAlive == 0 ? nil : keepAlive, waitSeconds: deadline,
@@ -313,7 +341,7 @@ extension Configuration {
                 statementTimeoutSeconds: statementTimeout == 0 ? nil : statementTimeout),
             passwordHashParameters: .init(memoryKiB: Int(argon2Memory), iterations: Int(argon2Iterations)),
             allowAnonymous: flag("ACCOUNTD_ALLOW_ANONYMOUS"),
-            emailEnumerationProtection: flag("ACCOUNTD_EMAIL_ENUMERATION_PROTECTION"),
+            emailEnumerationProtection: protection,
             passwordMinimumLength: Int(minimumPassword),
             recentLoginSeconds: recentLogin,
             publicURL: input.environment["ACCOUNTD_PUBLIC_URL"].map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 },

@@ -8,11 +8,12 @@ import Logging
 
 /// A private PostgreSQL 15 cluster in a local, git-ignored folder, for `accountd serve` without a
 /// `DATABASE_URL`: installs the server with apt when missing, runs initdb and pg_ctl (as the
-/// `postgres` user when we are root), listens on loopback only, and stops on shutdown.
+/// `postgres` user when we are root), listens on a Unix socket in its data directory only (no TCP),
+/// and stops on shutdown.
 struct LocalPostgres {
     /// The folder that holds the cluster (`<data>/pgdata`) and its log.
     let directory: URL
-    /// Loopback port of the cluster.
+    /// The cluster's port number: it names the socket file (`.s.PGSQL.<port>`); nothing listens on TCP.
     let port: Int
     let logger: Logger
 
@@ -45,10 +46,9 @@ struct LocalPostgres {
     private var pgdata: URL { directory.appendingPathComponent("pgdata") }
     private var isRoot: Bool { getuid() == 0 }
 
-    /// The URL of the cluster's `accountd` database.
+    /// The URL of the cluster's `accountd` database: its Unix socket in the data directory.
     var databaseURL: DatabaseURL {
-        // The literal is well-formed; the parser cannot fail on it.
-        try! DatabaseURL("postgres://postgres@127.0.0.1:\(port)/\(Self.databaseName)")
+        DatabaseURL(socketDirectory: pgdata.path, port: port, username: "postgres", database: Self.databaseName)
     }
 
     /// Installs, initialises and starts the cluster, and creates the database; idempotent.
@@ -63,21 +63,25 @@ struct LocalPostgres {
             )
         }
         if (try? runPostgres("pg_ctl", ["-D", pgdata.path, "status"], quiet: true)) != nil {
-            logger.info("local PostgreSQL already running", metadata: ["port": "\(port)"])
+            logger.notice(
+                "the local PostgreSQL in \(pgdata.path) is already running (another accountd on this data directory?): sharing it")
         } else {
-            logger.info("starting local PostgreSQL", metadata: ["port": "\(port)"])
+            logger.info("starting local PostgreSQL", metadata: ["socket": "\(pgdata.path)"])
+            // No TCP at all: the trust-authenticated superuser is reachable only through the socket
+            // in the data directory (mode 0700, owned by postgres), so no other local user reaches
+            // it, and checkouts with their own data directories never compete for a port.
             try runPostgres(
                 "pg_ctl",
                 [
                     "-D", pgdata.path, "-l", directory.appendingPathComponent("postgres.log").path, "-w", "-t", "60",
-                    "-o", "-p \(port) -c listen_addresses=127.0.0.1 -k \(pgdata.path)", "start",
+                    "-o", "-p \(port) -c listen_addresses='' -k \(pgdata.path) -c unix_socket_permissions=0700", "start",
                 ]
             )
         }
         let exists = try runPostgres(
             "psql",
             [
-                "-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", "postgres", "-tAc",
+                "-h", pgdata.path, "-p", "\(port)", "-U", "postgres", "-d", "postgres", "-tAc",
                 "SELECT 1 FROM pg_database WHERE datname = '\(Self.databaseName)'",
             ],
             binary: "/usr/bin/psql"
@@ -86,7 +90,7 @@ struct LocalPostgres {
             try runPostgres(
                 "psql",
                 [
-                    "-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", "postgres", "-c",
+                    "-h", pgdata.path, "-p", "\(port)", "-U", "postgres", "-d", "postgres", "-c",
                     "CREATE DATABASE \(Self.databaseName)",
                 ],
                 binary: "/usr/bin/psql"

@@ -45,6 +45,7 @@ struct ConfigurationTests {
             "ACCOUNTD_AUTHORIZED_DOMAINS": "Example.com,app.example.com",
             "DATABASE_URL": "postgres://acc:pw@db:5432/accountd",
             "LOG_LEVEL": "debug",
+            "ACCOUNTD_MAIL_TRANSPORT": "smtp",
         ]
         var input = ConfigurationInput()
         input.port = "9100"
@@ -144,4 +145,38 @@ struct ConfigurationTests {
             try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_DB_MAX_CONNECTIONS": "0"]))
         }
     }
+
+    @Test(
+        "production defaults: enumeration protection and abuse limits on, the log transport only when chosen (and then loudly); demo- the other way"
+    )
+    func productionDefaults() throws {
+        let production = [
+            "ACCOUNTD_PROJECT_ID": "acme-prod", "ACCOUNTD_API_KEYS": "k1", "ACCOUNTD_ADMIN_TOKENS": "ops:s3cret",
+            "ACCOUNTD_KEY_ENCRYPTION_KEY": String(repeating: "ab", count: 32),
+        ]
+        func configuration(_ extra: [String: String]) throws -> Configuration {
+            try Configuration(ConfigurationInput().merged(withEnvironment: production.merging(extra) { $1 }))
+        }
+        do {
+            _ = try configuration([:])
+            Issue.record("a production project started without choosing a mail transport")
+        } catch let error as ConfigurationError {
+            #expect(error.problems.contains { $0.hasPrefix("ACCOUNTD_MAIL_TRANSPORT is not set") })
+        }
+        let smtp = try configuration(["ACCOUNTD_MAIL_TRANSPORT": "smtp"])
+        #expect(smtp.emailEnumerationProtection && smtp.projectSettings.emailEnumerationProtection)
+        #expect(smtp.abuseLimits.enabled && smtp.warnings.isEmpty)
+        let log = try configuration(["ACCOUNTD_MAIL_TRANSPORT": "log"])
+        #expect(log.warnings.count == 1 && log.warnings[0].contains("live sign-in"))
+        #expect(
+            try !configuration(["ACCOUNTD_MAIL_TRANSPORT": "smtp", "ACCOUNTD_EMAIL_ENUMERATION_PROTECTION": "off"])
+                .emailEnumerationProtection)
+
+        let demo = try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_PROJECT_ID": "demo-x"]))
+        #expect(!demo.emailEnumerationProtection && !demo.abuseLimits.enabled && demo.warnings.isEmpty)
+        let protectedDemo = try Configuration(
+            ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_PROJECT_ID": "demo-x", "ACCOUNTD_EMAIL_ENUMERATION_PROTECTION": "on"]))
+        #expect(protectedDemo.emailEnumerationProtection)
+    }
+
 }

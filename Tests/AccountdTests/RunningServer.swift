@@ -20,12 +20,13 @@ final class RunningServer: Sendable {
         TestDatabase.migrationsDirectory.deletingLastPathComponent().appendingPathComponent(".build/debug/accountd")
     }
 
-    /// Starts the server on `database` with `environment` added, and waits until `/readyz` says 200.
-    init(database: DatabaseURL, environment extra: [String: String] = [:]) async throws {
+    /// Starts the server on `database` (nil: its own local cluster in `ACCOUNTD_DATA_DIR`) with
+    /// `environment` added, and waits until `/readyz` says 200.
+    init(database: DatabaseURL?, environment extra: [String: String] = [:]) async throws {
         port = try Self.freePort()
         let process = Process()
         process.executableURL = Self.binary
-        process.arguments = ["serve", "--port", String(port), "--database-url", database.string]
+        process.arguments = ["serve", "--port", String(port)] + (database.map { ["--database-url", $0.string] } ?? [])
         var environment = [
             "PATH": "/usr/bin:/bin",
             "ACCOUNTD_PROJECT_ID": Self.project,
@@ -58,6 +59,14 @@ final class RunningServer: Sendable {
             }
             try await Task.sleep(for: .milliseconds(100))
         }
+    }
+
+    /// Asks the server to shut down (SIGTERM, as an orchestrator does) and waits until it has,
+    /// polling rather than blocking a thread.
+    func stop() async throws {
+        process.terminate()
+        let deadline = ContinuousClock.now + .seconds(60)
+        while process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
     }
 
     deinit {
