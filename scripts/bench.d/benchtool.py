@@ -385,7 +385,8 @@ def report(work):
                          "stealPercent": [steal_percent(os.path.join(work, f"driver-{name}.{r}.cpu")) for r in runs]}
         return drivers[name]
 
-    for name in ["trivial", "verify", "verify-first", "signin", "refresh", "lookup@small", "lookup", "lookup-half", "emaillink"]:
+    for name in ["trivial", "verify", "verify-first", "signin", "signin-limits", "refresh", "lookup@small", "lookup", "lookup-half",
+                 "emaillink"]:
         wrk_workload(name)
     drivers = {}
     for name in ["lookup@small", "lookup"]:
@@ -659,6 +660,12 @@ def report(work):
             print("  diagnostic, the same scripts with -M extended (parsed and planned per call, like the service's "
                   "unnamed statements; 1 run): " + ", ".join(
                       f"{k} {v['extendedTps']:,.0f} tps" for k, v in pgbench.items() if "extendedTps" in v))
+    if "signin" in workloads and "signin-limits" in workloads:
+        on, off = workloads["signin-limits"]["repeats"], workloads["signin"]["repeats"]
+        pairs = [a["reqPerSec"] / b["reqPerSec"] for a, b in zip(on, off) if b["reqPerSec"]]
+        print(f"sign-in with the abuse limits on (informative, next to each plain run): "
+              f"{workloads['signin-limits']['reqPerSec']:,.1f} req/s against {workloads['signin']['reqPerSec']:,.1f} off; "
+              f"per repeat " + " / ".join(f"{x:.2f}" for x in pairs))
     cpu = [(name, w["serverCPUMicrosecondsPerRequest"]) for name, w in workloads.items()
            if any(x is not None for x in w.get("serverCPUMicrosecondsPerRequest", []))]
     if cpu:
