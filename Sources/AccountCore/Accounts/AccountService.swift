@@ -141,9 +141,9 @@ package struct AccountService: Sendable {
         let protection = settings.emailEnumerationProtection
         // Abuse limits (federation-and-limits.md §E.4): the address's failures and the account's
         // lock for this network, before any hashing; a failure counts, a success clears its class.
-        let network = try await limiter.beforePasswordCheck(email: email, address: client.ipAddress)
+        let check = try await limiter.beforePasswordCheck(email: email, address: client.ipAddress)
         func failed(_ error: AccountError) async throws -> AccountError {
-            try await limiter.passwordFailed(email: email, network: network, address: client.ipAddress)
+            try await limiter.passwordFailed(email: email, network: check.network, address: client.ipAddress)
             return error
         }
         guard let user = try await store.user(email: email) else {
@@ -157,7 +157,7 @@ package struct AccountService: Sendable {
         }
         guard try await hasher.verify(password, against: credential.stored) else { throw try await failed(wrongPassword) }
         if user.disabled { throw AccountError(.userDisabled) }
-        try await limiter.passwordSucceeded(email: email, network: network)
+        try await limiter.passwordSucceeded(email: email, after: check)
         let upgrade = credential.stored.isNative ? nil : try await hasher.hash(password)
         let session = newSession(provider: "password", method: "password", client: client)
         do {

@@ -111,21 +111,23 @@ package struct AbuseLimiter: Sendable {
     package static let lockedText =
         "Access to this account has been temporarily disabled due to many failed login attempts. You can immediately restore it by resetting your password or you can try again later."
 
-    /// Steps 1–3 before a password is checked: which network the attempt comes from, the address's
-    /// failure bucket, and the account's lock for that network. Returns the network class.
-    package func beforePasswordCheck(email: String, address: String?) async throws -> NetworkClass {
-        guard settings.enabled else { return .unknown }
+    /// Steps 1–3 before a password is checked, in one round trip: which network the attempt comes
+    /// from, the address's failure bucket, and the account's lock for that network.
+    package func beforePasswordCheck(email: String, address: String?) async throws -> PasswordPrecheck {
+        let none = PasswordPrecheck(network: .unknown, addressWait: nil, hasFailures: false, lockedUntil: nil)
+        guard settings.enabled else { return none }
         let now = clock.now()
-        var network = NetworkClass.unknown
-        if let address {
-            let since = now - Double(settings.lockout.knownNetworkDays) * 86400
-            if try await store.isKnownNetwork(email: email, address: address, since: since) { network = .known }
-            try await peek(.passwordFailuresPerIP, Self.networkKey(address))
-        }
-        if let until = try await store.lockedUntil(key: emailKey(email), network: network), until > now {
+        let bucket = LimitBucket.passwordFailuresPerIP
+        let network = address.map(Self.networkKey)
+        let check = try await store.passwordPrecheck(
+            email: email.lowercased(), emailKey: emailKey(email), address: address,
+            addressKey: network.map { keyer.key(bucket.rawValue, $0) }, bucket: settings.buckets[bucket].map { (bucket.rawValue, $0) },
+            since: now - Double(settings.lockout.knownNetworkDays) * 86400, now: now)
+        if let wait = check.addressWait { throw refusal(.tooManyAttempts, bucket.refusal, wait: wait) }
+        if let until = check.lockedUntil, until > now {
             throw refusal(.tooManyAttempts, Self.lockedText, wait: until.timeIntervalSince(now))
         }
-        return network
+        return check
     }
 
     /// Step 4: a wrong password (or an unknown email) counts against the account's network class
@@ -144,10 +146,11 @@ package struct AbuseLimiter: Sendable {
         }
     }
 
-    /// Step 5: a verified password clears its own network class only.
-    package func passwordSucceeded(email: String, network: NetworkClass) async throws {
-        guard settings.enabled else { return }
-        try await store.clearFailures(key: emailKey(email), networks: [network])
+    /// Step 5: a verified password clears its own network class only (when it had failures: the
+    /// common success writes nothing).
+    package func passwordSucceeded(email: String, after check: PasswordPrecheck) async throws {
+        guard settings.enabled, check.hasFailures else { return }
+        try await store.clearFailures(key: emailKey(email), networks: [check.network])
     }
 
     /// Step 6: a reset, a password change or an admin's unlock clears both classes; whether there
@@ -174,9 +177,13 @@ struct NoLimitStore: AbuseLimitStore, LimitKeyer {
     func key(_ bucket: String, _ value: String) -> [UInt8] { [] }
     func consume(_ name: String, _ bucket: RateBucket, key: [UInt8], now: Date) async throws -> TimeInterval? { nil }
     func peek(_ name: String, _ bucket: RateBucket, key: [UInt8], now: Date) async throws -> TimeInterval? { nil }
-    func lockedUntil(key: [UInt8], network: NetworkClass) async throws -> Date? { nil }
     func recordFailure(key: [UInt8], network: NetworkClass, now: Date, resetSeconds: TimeInterval) async throws -> Int { 0 }
     func lock(key: [UInt8], network: NetworkClass, until: Date, failures: Int) async throws {}
     func clearFailures(key: [UInt8], networks: [NetworkClass]) async throws -> Bool { false }
-    func isKnownNetwork(email: String, address: String, since: Date) async throws -> Bool { false }
+    func passwordPrecheck(
+        email: String, emailKey: [UInt8], address: String?, addressKey: [UInt8]?, bucket: (name: String, size: RateBucket)?,
+        since: Date, now: Date
+    ) async throws -> PasswordPrecheck {
+        PasswordPrecheck(network: .unknown, addressWait: nil, hasFailures: false, lockedUntil: nil)
+    }
 }

@@ -8,7 +8,7 @@ import PostgresNIO
 package struct PostgresAbuseLimitStore: AbuseLimitStore {
     let database: Database
     let logger: Logger
-    /// The tenant whose accounts ``isKnownNetwork(email:address:since:)`` looks at.
+    /// The tenant whose accounts ``passwordPrecheck(email:emailKey:address:addressKey:bucket:since:now:)`` looks at.
     let tenant: String
 
     /// Creates the store over a running database.
@@ -56,15 +56,6 @@ package struct PostgresAbuseLimitStore: AbuseLimitStore {
                 // it is back within it.
                 return ahead <= bucket.tolerance ? nil : ahead - bucket.tolerance
             }
-            return nil
-        }
-    }
-
-    package func lockedUntil(key: [UInt8], network: NetworkClass) async throws -> Date? {
-        try await translated {
-            let rows = try await database.query(
-                "SELECT locked_until FROM password_failures WHERE key = \(Data(key)) AND class = \(network.rawValue)", logger: logger)
-            for until in try rows.decode(Date?.self) { return until }
             return nil
         }
     }
@@ -131,26 +122,41 @@ package struct PostgresAbuseLimitStore: AbuseLimitStore {
         }
     }
 
-    package func isKnownNetwork(email: String, address: String, since: Date) async throws -> Bool {
+    package func passwordPrecheck(
+        email: String, emailKey: [UInt8], address: String?, addressKey: [UInt8]?, bucket: (name: String, size: RateBucket)?,
+        since: Date, now: Date
+    ) async throws -> PasswordPrecheck {
         try await translated {
-            // The address matches a session's recorded one (set at creation, updated at each refresh):
-            // IPv4 exactly, IPv6 within its /64.
+            let tolerance = bucket?.size.tolerance ?? 0
             let rows = try await database.query(
                 """
-                SELECT EXISTS (
-                    SELECT FROM users u JOIN sessions s ON s.tenant_id = u.tenant_id AND s.local_id = u.local_id
-                    WHERE u.tenant_id = \(tenant) AND lower(u.email) = lower(\(email))
-                      AND greatest(s.created_at, coalesce(s.last_refresh_at, s.created_at)) > \(since)
-                      AND s.ip_address IS NOT NULL
-                      AND (s.ip_address = \(address)
-                           OR (position(':' IN \(address)) > 0 AND position(':' IN s.ip_address) > 0
-                               AND set_masklen(s.ip_address::inet, 64) = set_masklen(\(address)::inet, 64)))
+                WITH network AS (
+                    SELECT CASE WHEN \(address)::text IS NOT NULL AND EXISTS (
+                        SELECT FROM users u JOIN sessions s ON s.tenant_id = u.tenant_id AND s.local_id = u.local_id
+                        WHERE u.tenant_id = \(tenant) AND lower(u.email) = \(email)
+                          AND greatest(s.created_at, coalesce(s.last_refresh_at, s.created_at)) > \(since)
+                          AND s.ip_address IS NOT NULL
+                          AND (s.ip_address = \(address)
+                               OR (position(':' IN \(address)) > 0 AND position(':' IN s.ip_address) > 0
+                                   AND set_masklen(s.ip_address::inet, 64) = set_masklen(\(address)::inet, 64)))
+                    ) THEN 'known' ELSE 'unknown' END AS class
                 )
+                SELECT n.class,
+                       (SELECT extract(epoch FROM greatest(r.tat, \(now)) - \(now))::float8 FROM rate_limits r
+                         WHERE r.bucket = \(bucket?.name) AND r.key = \(addressKey.map { Data($0) })),
+                       f.failures IS NOT NULL, f.locked_until
+                FROM network n LEFT JOIN password_failures f ON f.key = \(Data(emailKey)) AND f.class = n.class
                 """,
                 logger: logger
             )
-            for known in try rows.decode(Bool.self) { return known }
-            return false
+            for (network, ahead, hasFailures, lockedUntil) in try rows.decode((String, Double?, Bool, Date?).self) {
+                let wait = ahead.flatMap { $0 <= tolerance ? nil : $0 - tolerance }
+                return PasswordPrecheck(
+                    network: NetworkClass(rawValue: network) ?? .unknown, addressWait: bucket == nil ? nil : wait, hasFailures: hasFailures,
+                    lockedUntil: lockedUntil)
+            }
+            return PasswordPrecheck(network: .unknown, addressWait: nil, hasFailures: false, lockedUntil: nil)
         }
     }
+
 }
