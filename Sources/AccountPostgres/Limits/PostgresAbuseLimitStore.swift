@@ -127,29 +127,22 @@ package struct PostgresAbuseLimitStore: AbuseLimitStore {
         since: Date, now: Date
     ) async throws -> PasswordPrecheck {
         try await translated {
+            let statement = PasswordPrecheckStatement(
+                binds: try {
+                    var binds = PostgresBindings()
+                    binds.append(tenant)
+                    binds.append(email)
+                    binds.append(address)
+                    binds.append(since)
+                    binds.append(now)
+                    binds.append(bucket?.name)
+                    try binds.append(addressKey.map { Data($0) })
+                    try binds.append(Data(emailKey))
+                    return binds
+                }())
             let tolerance = bucket?.size.tolerance ?? 0
-            let rows = try await database.query(
-                """
-                WITH network AS (
-                    SELECT CASE WHEN \(address)::text IS NOT NULL AND EXISTS (
-                        SELECT FROM users u JOIN sessions s ON s.tenant_id = u.tenant_id AND s.local_id = u.local_id
-                        WHERE u.tenant_id = \(tenant) AND lower(u.email) = \(email)
-                          AND greatest(s.created_at, coalesce(s.last_refresh_at, s.created_at)) > \(since)
-                          AND s.ip_address IS NOT NULL
-                          AND (s.ip_address = \(address)
-                               OR (position(':' IN \(address)) > 0 AND position(':' IN s.ip_address) > 0
-                                   AND set_masklen(s.ip_address::inet, 64) = set_masklen(\(address)::inet, 64)))
-                    ) THEN 'known' ELSE 'unknown' END AS class
-                )
-                SELECT n.class,
-                       (SELECT extract(epoch FROM greatest(r.tat, \(now)) - \(now))::float8 FROM rate_limits r
-                         WHERE r.bucket = \(bucket?.name) AND r.key = \(addressKey.map { Data($0) })),
-                       f.failures IS NOT NULL, f.locked_until
-                FROM network n LEFT JOIN password_failures f ON f.key = \(Data(emailKey)) AND f.class = n.class
-                """,
-                logger: logger
-            )
-            for (network, ahead, hasFailures, lockedUntil) in try rows.decode((String, Double?, Bool, Date?).self) {
+            for row in try await database.execute(statement, logger: logger) {
+                let (network, ahead, hasFailures, lockedUntil) = try row.decode((String, Double?, Bool, Date?).self)
                 let wait = ahead.flatMap { $0 <= tolerance ? nil : $0 - tolerance }
                 return PasswordPrecheck(
                     network: NetworkClass(rawValue: network) ?? .unknown, addressWait: bucket == nil ? nil : wait, hasFailures: hasFailures,
@@ -158,5 +151,32 @@ package struct PostgresAbuseLimitStore: AbuseLimitStore {
             return PasswordPrecheck(network: .unknown, addressWait: nil, hasFailures: false, lockedUntil: nil)
         }
     }
+}
 
+/// Everything a password attempt is judged by before hashing, in one prepared statement (every
+/// sign-in runs it: planned once per connection). `$1` tenant, `$2` lower-case email, `$3` the
+/// client's address or null, `$4` since when a session's activity makes the address known, `$5`
+/// now, `$6` the address bucket's name or null, `$7` the address's bucket key or null, `$8` the
+/// email's failure key. One row: the class, the seconds the bucket's arrival time runs ahead (null:
+/// no row), whether the class has failures, its lock.
+struct PasswordPrecheckStatement: PreparedQuery {
+    static let sql = """
+        WITH network AS (
+            SELECT CASE WHEN $3::text IS NOT NULL AND EXISTS (
+                SELECT FROM users u JOIN sessions s ON s.tenant_id = u.tenant_id AND s.local_id = u.local_id
+                WHERE u.tenant_id = $1 AND lower(u.email) = $2::text
+                  AND greatest(s.created_at, coalesce(s.last_refresh_at, s.created_at)) > $4::timestamptz
+                  AND s.ip_address IS NOT NULL
+                  AND (s.ip_address = $3::text
+                       OR (position(':' IN $3::text) > 0 AND position(':' IN s.ip_address) > 0
+                           AND set_masklen(s.ip_address::inet, 64) = set_masklen($3::inet, 64)))
+            ) THEN 'known' ELSE 'unknown' END AS class
+        )
+        SELECT n.class,
+               (SELECT extract(epoch FROM greatest(r.tat, $5::timestamptz) - $5::timestamptz)::float8 FROM rate_limits r
+                 WHERE r.bucket = $6::text AND r.key = $7::bytea),
+               f.failures IS NOT NULL, f.locked_until
+        FROM network n LEFT JOIN password_failures f ON f.key = $8::bytea AND f.class = n.class
+        """
+    let binds: PostgresBindings
 }
