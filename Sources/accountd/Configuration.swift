@@ -344,8 +344,11 @@ extension Configuration {
             emailEnumerationProtection: protection,
             passwordMinimumLength: Int(minimumPassword),
             recentLoginSeconds: recentLogin,
-            publicURL: input.environment["ACCOUNTD_PUBLIC_URL"].map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 },
-            actionHandlerURL: input.environment["ACCOUNTD_ACTION_HANDLER_URL"],
+            // Empty is unset (compose passes `${VAR:-}` through as an empty string).
+            publicURL: input.environment["ACCOUNTD_PUBLIC_URL"].flatMap {
+                $0.isEmpty ? nil : $0.hasSuffix("/") ? String($0.dropLast()) : $0
+            },
+            actionHandlerURL: input.environment["ACCOUNTD_ACTION_HANDLER_URL"].flatMap { $0.isEmpty ? nil : $0 },
             linkDomains: input.environment["ACCOUNTD_LINK_DOMAINS"].map { Self.list($0).map { $0.lowercased() } },
             dynamicLinkDomains: input.environment["ACCOUNTD_DYNAMIC_LINK_DOMAINS"].map { Self.list($0).map { $0.lowercased() } } ?? [],
             productName: input.environment["ACCOUNTD_PRODUCT_NAME"] ?? "accountd",

@@ -27,6 +27,12 @@ struct ComposeFileTests {
         let environment = try #require(accountd["environment"] as? [String: Any])
         let databaseURL = try #require(environment["DATABASE_URL"] as? String)
         #expect(databaseURL.contains("@postgres:5432/"))
+        // Published on loopback unless the operator says otherwise; PostgreSQL not at all.
+        let ports = try #require(accountd["ports"] as? [String])
+        #expect(ports == ["${ACCOUNTD_PUBLISH_ADDRESS:-127.0.0.1}:9099:9099"])
+        #expect(postgres["ports"] == nil)
+        // A production project must be able to choose its mail transport through compose.
+        #expect(environment["ACCOUNTD_MAIL_TRANSPORT"] != nil && environment["ACCOUNTD_TRUSTED_PROXIES"] != nil)
         let dependsOn = try #require(accountd["depends_on"] as? [String: Any])
         #expect((dependsOn["postgres"] as? [String: Any])?["condition"] as? String == "service_healthy")
     }

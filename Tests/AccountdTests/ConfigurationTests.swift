@@ -163,7 +163,8 @@ struct ConfigurationTests {
         } catch let error as ConfigurationError {
             #expect(error.problems.contains { $0.hasPrefix("ACCOUNTD_MAIL_TRANSPORT is not set") })
         }
-        let smtp = try configuration(["ACCOUNTD_MAIL_TRANSPORT": "smtp"])
+        let smtp = try configuration(["ACCOUNTD_MAIL_TRANSPORT": "smtp", "ACCOUNTD_PUBLIC_URL": ""])
+        #expect(smtp.publicURL == nil, "compose passes an unset variable as an empty string")
         #expect(smtp.emailEnumerationProtection && smtp.projectSettings.emailEnumerationProtection)
         #expect(smtp.abuseLimits.enabled && smtp.warnings.isEmpty)
         let log = try configuration(["ACCOUNTD_MAIL_TRANSPORT": "log"])
