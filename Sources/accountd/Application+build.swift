@@ -73,7 +73,10 @@ func buildApplication(
     var services: [any Service] = [
         postgres, RevocationListener(database: postgres, cache: cache, logger: logger),
         GatedService(gate: gate, inner: KeyPromotionService(keyRing: keyRing, logger: logger)),
-        GatedService(gate: gate, inner: ExpiredRowSweeper(database: postgres, logger: logger)),
+        GatedService(
+            gate: gate,
+            inner: ExpiredRowSweeper(
+                database: postgres, logger: logger, failureReset: configuration.abuseLimits.lockout.resetSeconds)),
     ]
     if configuration.deliversEmail {
         // After the client, so it stops first on shutdown; after the migration, so its table exists.

@@ -192,8 +192,32 @@ struct ExpiredRowSweeperTests {
                   ('VERIFY_EMAIL', 'a@example.com', 's', 'pending', now() - interval '8 days')
                 """
             )
-            let removed = try await ExpiredRowSweeper(database: client, logger: TestDatabase.logger).sweepOnce()
-            #expect(removed == 3)
+            // Abuse limits: a full-again bucket and a stale failure count go; a live bucket, a recent
+            // count and a count whose lock is in force stay.
+            try await client.query(
+                """
+                INSERT INTO rate_limits (bucket, key, tat, expires_at) VALUES
+                  ('mail_per_ip', '\\x01', now() - interval '2 hours', now() - interval '1 hour'),
+                  ('mail_per_ip', '\\x02', now() + interval '1 minute', now() + interval '1 hour')
+                """
+            )
+            try await client.query(
+                """
+                INSERT INTO password_failures (key, class, failures, last_failure_at, locked_until) VALUES
+                  ('\\x01', 'unknown', 3, now() - interval '13 hours', NULL),
+                  ('\\x02', 'unknown', 3, now() - interval '1 hour', NULL),
+                  ('\\x03', 'unknown', 100, now() - interval '13 hours', 'infinity')
+                """
+            )
+            let removed = try await ExpiredRowSweeper(database: client, logger: TestDatabase.logger, failureReset: 12 * 3600).sweepOnce()
+            #expect(removed == 5)
+            var limits: [String] = []
+            for row in try await client.query(
+                "SELECT 'r' || encode(key, 'hex') FROM rate_limits UNION ALL SELECT 'f' || encode(key, 'hex') FROM password_failures ORDER BY 1"
+            ).decode(String.self) {
+                limits.append(row)
+            }
+            #expect(limits == ["f02", "f03", "r02"])
             var sessions: [String] = []
             for id in try await client.query("SELECT session_id FROM sessions ORDER BY session_id").decode(String.self) {
                 sessions.append(id)

@@ -92,6 +92,22 @@ struct AbuseLimitTests {
         }
     }
 
+    @Test("§E.4 step 5: a success clears the failures of its own network only; the attacker's count goes on")
+    func successClearsItsOwnClass() async throws {
+        let database = try await TestDatabase.createMigrated()
+        try await withServer(Self.configuration(), database: database, clock: ManualClock()) { http in
+            _ = try await Self.call(http, "signUp", ["email": "u@example.com", "password": "right-pass"], from: Self.home)
+            for _ in 1...3 { _ = try await Self.signIn(http, "u@example.com", "typo", from: Self.home) }
+            for _ in 1...3 { _ = try await Self.signIn(http, "u@example.com", "guess", from: Self.attacker) }
+            #expect(try await Self.failures(database).count == 2, "a row per network class")
+            #expect(try await Self.signIn(http, "u@example.com", "right-pass", from: Self.home).status == 200)
+            let rows = try await Self.failures(database)
+            #expect(rows.count == 1 && rows[0].contains(" unknown 3 "), "home's count is gone, the attacker's stays: \(rows)")
+            for _ in 1...2 { _ = try await Self.signIn(http, "u@example.com", "guess", from: Self.attacker) }
+            #expect(try await Self.signIn(http, "u@example.com", "right-pass", from: Self.attacker).errorMessage == Self.lockedText)
+        }
+    }
+
     @Test("L3: a locked account still completes an email link and a reset; the reset clears both classes")
     func lockNeverBlocksRecovery() async throws {
         let database = try await TestDatabase.createMigrated()

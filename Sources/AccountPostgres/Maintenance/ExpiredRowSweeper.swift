@@ -6,17 +6,21 @@ import ServiceLifecycle
 /// Deletes rows whose purpose has passed (identity-toolkit.md §2.6, §2.7): used or expired action codes after
 /// 7 days (kept that long so `EXPIRED_OOB_CODE` stays distinct from `INVALID_OOB_CODE`), revoked
 /// sessions and deleted users' tombstones after 30 days, delivered or failed outbox rows after 7
-/// days. Runs hourly in small batches so it never holds long locks; every replica may run it.
+/// days; abuse-limit buckets once full again, and password-failure counts once a new failure would
+/// start afresh (`failureReset`) and no lock is in force. Runs hourly in small batches so it never
+/// holds long locks; every replica may run it.
 package struct ExpiredRowSweeper: Service {
     private let database: Database
     private let logger: Logger
     private let interval: Duration
+    private let failureReset: TimeInterval
 
-    /// Creates the sweeper.
-    package init(database: Database, logger: Logger, interval: Duration = .seconds(3600)) {
+    /// Creates the sweeper; `failureReset` is the lockout's reset period (`ACCOUNTD_LOCKOUT_RESET_HOURS`).
+    package init(database: Database, logger: Logger, interval: Duration = .seconds(3600), failureReset: TimeInterval = 12 * 3600) {
         self.database = database
         self.logger = logger
         self.interval = interval
+        self.failureReset = failureReset
     }
 
     package func run() async throws {
@@ -48,14 +52,15 @@ package struct ExpiredRowSweeper: Service {
               WHERE status <> 'pending' AND created_at < \(now) - interval '7 days' LIMIT 5000)
             """,
             // A bucket row is forgotten once it is full again; a failure count once it would start
-            // afresh anyway and holds no lock (the reset period is at most a year).
+            // afresh anyway and holds no lock.
             """
             DELETE FROM rate_limits WHERE (bucket, key) IN (SELECT bucket, key FROM rate_limits
               WHERE expires_at < \(now) LIMIT 5000)
             """,
             """
             DELETE FROM password_failures WHERE (key, class) IN (SELECT key, class FROM password_failures
-              WHERE last_failure_at < \(now) - interval '366 days' AND (locked_until IS NULL OR locked_until < \(now)) LIMIT 5000)
+              WHERE last_failure_at < \(now) - make_interval(secs => \(failureReset))
+                AND (locked_until IS NULL OR locked_until < \(now)) LIMIT 5000)
             """,
         ]
         var total = 0
