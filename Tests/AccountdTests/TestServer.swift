@@ -33,8 +33,10 @@ func testConfiguration(port: Int = 0) -> Configuration {
         // that hold a user's row lock while a request waits on it (`whileUserLocked`) must not race
         // the lock timeout on a loaded machine: the one test of the timeout sets its own. For the
         // same reason requests wait for a connection up to 30 s; the fault tests set 2.
+        // Ten per server is plenty for a test's few concurrent requests and keeps the suite's
+        // dozens of servers within the cluster's max_connections.
         databasePool: DatabasePool(
-            maximumConnections: 20, minimumConnections: 0, waitSeconds: 30, lockTimeoutSeconds: 60, statementTimeoutSeconds: 120),
+            maximumConnections: 10, minimumConnections: 0, waitSeconds: 30, lockTimeoutSeconds: 60, statementTimeoutSeconds: 120),
         // Cheap hashes keep the suite fast; the defaults are tested in AccountCryptoTests.
         passwordHashParameters: .init(memoryKiB: 1024, iterations: 1),
         deliversEmail: false,
