@@ -5,7 +5,6 @@ import AccountTesting
 import Foundation
 import Logging
 import PostgresNIO
-import Synchronization
 import Testing
 
 @Suite("Email outbox and delivery worker against real PostgreSQL", .timeLimit(.minutes(1)))
@@ -33,13 +32,9 @@ struct OutboxTests {
 
     /// The worker's clock in these tests: a day ahead of the database's, so a row enqueued (at
     /// PostgreSQL's `now()`) or made due is due at once, and moved only by the test.
-    final class TestClock: WallClock {
-        private let instant = Mutex(Date().addingTimeInterval(86_400))
-        func now() -> Date { instant.withLock { $0 } }
-        func advance(_ seconds: TimeInterval) { instant.withLock { $0 += seconds } }
-    }
+    static func testClock() -> ManualClock { ManualClock(start: Date().addingTimeInterval(86_400)) }
 
-    static func rows(_ client: Database, clock: TestClock = TestClock()) async throws -> [Row] {
+    static func rows(_ client: Database, clock: ManualClock = testClock()) async throws -> [Row] {
         let rows = try await client.query(
             """
             SELECT status, attempts, subject, body_text, body_html, last_error, sent_at IS NOT NULL,
@@ -142,7 +137,7 @@ struct OutboxTests {
             let message = Self.message()
             try await Self.enqueue(message, client)
             let transport = TestTransport(failures: 2)
-            let clock = TestClock()
+            let clock = Self.testClock()
             let worker = OutboxWorker(
                 database: client, transport: transport, logger: Self.logger, baseBackoff: .seconds(10), maxBackoff: .seconds(300),
                 clock: clock)

@@ -5,17 +5,9 @@ import AccountPostgres
 import AccountTesting
 import Foundation
 import PostgresNIO
-import Synchronization
 import Testing
 
 @testable import accountd
-
-/// A clock only the test moves: waits are asserted exactly, whatever the machine's speed.
-final class ManualClock: WallClock {
-    private let instant = Mutex(Date())
-    func now() -> Date { instant.withLock { $0 } }
-    func advance(_ seconds: TimeInterval) { instant.withLock { $0 += seconds } }
-}
 
 /// federation-and-limits.md §E.7, checklist L1–L12, over real HTTP against PostgreSQL, with a
 /// production configuration (limits on by default). Every request names its client address through

@@ -1,3 +1,4 @@
+package import AccountCore
 import Foundation
 
 /// Who may call, per identity-toolkit.md §1.3: the API keys that make a client caller and the admin bearer

@@ -25,17 +25,9 @@ package struct AbuseLimiter: Sendable {
 
     /// The key an address counts under: IPv4 the address, IPv6 its /64 (§E.2).
     package static func networkKey(_ address: String) -> String {
-        guard address.contains(":") else { return address }
-        var groups = address.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        if let gap = groups.firstIndex(of: ""), address.contains("::") {
-            let present = groups.filter { !$0.isEmpty }
-            let missing = max(0, 8 - present.count)
-            groups =
-                Array(groups[..<gap].filter { !$0.isEmpty }) + Array(repeating: "0", count: missing)
-                + Array(groups[(gap + 1)...].filter { !$0.isEmpty })
-        }
-        let prefix = groups.prefix(4).map { String(Int($0, radix: 16) ?? 0, radix: 16) }
-        return prefix.joined(separator: ":") + "::/64"
+        guard address.contains(":"), let bytes = IPNetwork.parse(address) else { return address }
+        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+        return groups.joined(separator: ":") + "::/64"
     }
 
     // MARK: Buckets

@@ -32,7 +32,7 @@ package struct IPNetwork: Sendable, Equatable {
     }
 
     /// 4 bytes for IPv4 (dotted quad), 16 for IPv6 (with `::` and an embedded IPv4 tail).
-    static func parse(_ text: String) -> [UInt8]? {
+    package static func parse(_ text: String) -> [UInt8]? {
         if !text.contains(":") {
             let parts = text.split(separator: ".", omittingEmptySubsequences: false)
             guard parts.count == 4 else { return nil }
