@@ -18,7 +18,8 @@ WORKDIR /app
 COPY --from=build /accountd /accountctl /app/
 COPY migrations /app/migrations
 USER accountd
-ENV ACCOUNTD_HOST=0.0.0.0 ACCOUNTD_PORT=9099 ACCOUNTD_MIGRATIONS_DIR=/app/migrations
+# The admin listener stays on the container's loopback (ACCOUNTD_ADMIN_HOST) unless told otherwise.
+ENV ACCOUNTD_HOST=0.0.0.0 ACCOUNTD_PORT=9099 ACCOUNTD_ADMIN_PORT=9098 ACCOUNTD_MIGRATIONS_DIR=/app/migrations
 EXPOSE 9099
 ENTRYPOINT ["/app/accountd"]
 CMD ["serve"]

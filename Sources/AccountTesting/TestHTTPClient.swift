@@ -34,12 +34,21 @@ package struct TestHTTPClient: Sendable {
 
     /// The server's loopback port.
     package let port: Int
+    /// The same server's admin listener, when it has one apart from `port`.
+    package let adminPort: Int?
 
-    /// A client for a server on `port`.
-    package init(port: Int, client: HTTPClient = .shared) {
+    /// A client for a server on `port` whose admin listener, if any, is on `adminPort`.
+    package init(port: Int, adminPort: Int? = nil, client: HTTPClient = .shared) {
         self.port = port
+        self.adminPort = adminPort
         self.baseURL = "http://127.0.0.1:\(port)"
         self.client = client
+    }
+
+    /// A client for the same server's admin listener (this one when it has none apart).
+    package var admin: TestHTTPClient {
+        guard let adminPort else { return self }
+        return TestHTTPClient(port: adminPort, client: client)
     }
 
     /// Sends a request with a raw body.

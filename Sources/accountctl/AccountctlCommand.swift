@@ -18,7 +18,7 @@ struct AccountctlCommand: AsyncParsableCommand {
 
 /// Where the server is and how to authenticate, shared by every command.
 struct ConnectionOptions: ParsableArguments {
-    @Option(help: "Base URL of accountd (ACCOUNTD_URL, default http://127.0.0.1:9099).")
+    @Option(help: "Base URL of accountd's admin listener (ACCOUNTD_ADMIN_URL, default \(defaultAdminURL)).")
     var url: String?
     @Option(name: .customLong("token-file"), help: "File holding the admin bearer token (else ACCOUNTD_ADMIN_TOKEN).")
     var tokenFile: String?
@@ -41,13 +41,16 @@ struct ConnectionOptions: ParsableArguments {
             throw CLIError.usage("no admin token: pass --token-file FILE or set ACCOUNTD_ADMIN_TOKEN")
         }
         return AdminClient(
-            baseURL: (url ?? environment["ACCOUNTD_URL"] ?? "http://127.0.0.1:9099").trimmingCharacters(
+            baseURL: (url ?? environment["ACCOUNTD_ADMIN_URL"] ?? defaultAdminURL).trimmingCharacters(
                 in: CharacterSet(charactersIn: "/")),
             project: project ?? environment["ACCOUNTD_PROJECT_ID"] ?? "demo-project",
             token: token
         )
     }
 }
+
+/// accountd's admin listener on this machine (`ACCOUNTD_ADMIN_HOST`/`ACCOUNTD_ADMIN_PORT` defaults).
+let defaultAdminURL = "http://127.0.0.1:9098"
 
 /// Runs a command body, turning failures into one line on stderr and a meaningful exit code.
 func runCommand(_ body: () async throws -> Void) async throws {

@@ -177,10 +177,11 @@ struct Audit: AsyncParsableCommand {
 /// `accountctl health`: is the server up and ready? (No token needed.)
 struct Health: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Check that accountd is up and its database ready.")
-    @Option(help: "Base URL of accountd (ACCOUNTD_URL, default http://127.0.0.1:9099).") var url: String?
+    @Option(help: "Base URL of either listener (ACCOUNTD_ADMIN_URL, default \(defaultAdminURL)); both answer /healthz and /readyz.")
+    var url: String?
 
     func run() async throws {
-        let base = url ?? ProcessInfo.processInfo.environment["ACCOUNTD_URL"] ?? "http://127.0.0.1:9099"
+        let base = url ?? ProcessInfo.processInfo.environment["ACCOUNTD_ADMIN_URL"] ?? defaultAdminURL
         for path in ["/healthz", "/readyz"] {
             let response: HTTPClientResponse
             do {

@@ -25,6 +25,10 @@ struct ServerOptions: ParsableArguments {
     var host: String?
     @Option(help: "Listen port (ACCOUNTD_PORT, default 9099).")
     var port: String?
+    @Option(name: .customLong("admin-host"), help: "Admin listener address (ACCOUNTD_ADMIN_HOST, default 127.0.0.1).")
+    var adminHost: String?
+    @Option(name: .customLong("admin-port"), help: "Admin listener port (ACCOUNTD_ADMIN_PORT, default 9098).")
+    var adminPort: String?
     @Option(name: .customLong("project-id"), help: "Firebase project id (ACCOUNTD_PROJECT_ID, default demo-project).")
     var projectID: String?
     @Option(name: .customLong("api-keys"), help: "Accepted API keys, comma-separated (ACCOUNTD_API_KEYS).")
@@ -47,7 +51,8 @@ struct ServerOptions: ParsableArguments {
     /// The raw input, before the environment fills the gaps.
     var input: ConfigurationInput {
         ConfigurationInput(
-            databaseURL: databaseURL, host: host, port: port, projectID: projectID, apiKeys: apiKeys,
+            databaseURL: databaseURL, host: host, port: port, adminHost: adminHost, adminPort: adminPort, projectID: projectID,
+            apiKeys: apiKeys,
             adminTokens: adminTokens, authorizedDomains: authorizedDomains, keyEncryptionKey: keyEncryptionKey,
             logLevel: logLevel, migrationsDirectory: migrationsDirectory, dataDirectory: dataDirectory
         )

@@ -5,6 +5,7 @@ import AccountMail
 import AccountPostgres
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import PostgresNIO
@@ -17,7 +18,8 @@ func buildApplication(
     _ configuration: Configuration,
     databaseURL: DatabaseURL,
     logger: Logger,
-    clock: any WallClock = SystemClock()
+    clock: any WallClock = SystemClock(),
+    onAdminListening: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     let postgres = try Database(url: databaseURL, pool: configuration.databasePool, logger: logger)
     let migrations = try Migration.load(from: URL(fileURLWithPath: configuration.migrationsDirectory))
@@ -49,16 +51,14 @@ func buildApplication(
         limiter: limiter
     )
 
+    // The routes both listeners serve; the public one adds the action page (and keeps the token
+    // route, which the admin listener refuses).
     var routes = APIRoutes()
     routes.addHealth(readiness: PostgresReadinessProbe(migrator: migrator, database: postgres))
     routes.addKeys(signer: keyRing)
     routes.addAccounts(service: service)
     let actionCodes = ActionCodeService(accounts: service, store: store)
     routes.addActionCodes(service: actionCodes, access: configuration.accessPolicy)
-    try routes.addActionHandler(
-        service: actionCodes, access: configuration.accessPolicy,
-        csrfKey: sealer.derive(info: "accountd action-page csrf v1", count: 32), logoURL: configuration.productLogoURL,
-        templatesDirectory: configuration.actionTemplatesDirectory)
     let admin = AdminService(accounts: service, store: store, keys: keyRing)
     routes.addAdmin(service: admin)
     routes.addImport(service: admin, store: store) { algorithm, parameters in
@@ -68,6 +68,11 @@ func buildApplication(
             throw AccountError(.importFault, error.code)
         }
     }
+    let adminRoutes = routes
+    try routes.addActionHandler(
+        service: actionCodes, access: configuration.accessPolicy,
+        csrfKey: sealer.derive(info: "accountd action-page csrf v1", count: 32), logoURL: configuration.productLogoURL,
+        templatesDirectory: configuration.actionTemplatesDirectory)
 
     let gate = StartupGate()
     var services: [any Service] = [
@@ -84,15 +89,29 @@ func buildApplication(
         services.append(GatedService(gate: gate, inner: OutboxWorker(database: postgres, transport: transport, logger: logger)))
     }
 
+    // The admin listener runs as one of the public application's services: it opens with the
+    // startup gate (the schema current, a signing key in place), as the public server does, and
+    // stops with the application.
+    let adminListener = Application(
+        responder: APIResponder(
+            routes: adminRoutes, access: configuration.accessPolicy, listener: .admin,
+            deadline: .seconds(configuration.databasePool.waitSeconds)),
+        server: server(configuration),
+        configuration: .init(address: .hostname(configuration.adminHost, port: configuration.adminPort), serverName: "accountd"),
+        onServerRunning: { channel in
+            let port = channel.localAddress?.port ?? configuration.adminPort
+            logger.notice("admin listener", metadata: ["address": "\(configuration.adminHost):\(port)"])
+            await onAdminListening(port)
+        },
+        logger: logger
+    )
+    services.append(GatedService(gate: gate, inner: adminListener))
+
     var app = Application(
         responder: APIResponder(
-            routes: routes, access: configuration.accessPolicy, deadline: .seconds(configuration.databasePool.waitSeconds)),
-        server: .http1(
-            configuration: .init(
-                additionalChannelHandlers: [RequestDeadlineHandler(deadline: .seconds(configuration.httpRequestTimeoutSeconds))],
-                idleTimeout: .seconds(configuration.httpIdleTimeoutSeconds)
-            )
-        ),
+            routes: routes, access: configuration.accessPolicy, listener: configuration.publicListener,
+            deadline: .seconds(configuration.databasePool.waitSeconds)),
+        server: server(configuration),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "accountd"),
         services: services,
         logger: logger
@@ -108,4 +127,14 @@ func buildApplication(
         await gate.openGate()
     }
     return app
+}
+
+/// One listener's HTTP/1 server: the request timeout (``RequestDeadlineHandler``) and idle timeout.
+private func server(_ configuration: Configuration) -> HTTPServerBuilder {
+    .http1(
+        configuration: .init(
+            additionalChannelHandlers: [RequestDeadlineHandler(deadline: .seconds(configuration.httpRequestTimeoutSeconds))],
+            idleTimeout: .seconds(configuration.httpIdleTimeoutSeconds)
+        )
+    )
 }

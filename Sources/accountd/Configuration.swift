@@ -15,6 +15,10 @@ struct Configuration: Sendable {
     var host: String
     /// Listen port (0 picks a free one; tests use that).
     var port: Int
+    /// The admin listener's address (`ACCOUNTD_ADMIN_HOST`, default loopback): admin RPCs only.
+    var adminHost = "127.0.0.1"
+    /// The admin listener's port (`ACCOUNTD_ADMIN_PORT`, default 9098; 0 picks a free one).
+    var adminPort = Configuration.defaultAdminPort
     /// The Firebase project id served.
     var projectID: String
     /// API keys accepted; `nil` accepts any (demo projects only).
@@ -117,6 +121,23 @@ struct Configuration: Sendable {
 
     /// Whether the project id is one of Firebase's local-only `demo-` projects.
     var isDemoProject: Bool { projectID.hasPrefix("demo-") }
+
+    /// What the public listener serves: everything for a `demo-` project (the emulator's one host),
+    /// apps only for a real one, whose admins use the admin listener.
+    var publicListener: Listener { isDemoProject ? .combined : .publicOnly }
+
+    /// The admin listener's default port, next to the Firebase SDKs' local auth port 9099.
+    static let defaultAdminPort = 9098
+
+    /// The Admin SDK's emulator-mode bearer (`Authorization: Bearer owner`), which anyone can guess.
+    static let wellKnownAdminToken = "owner"
+
+    /// Whether `host` names only this machine (the loopback interface).
+    static func isLoopback(_ host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if bare == "localhost" || bare == "::1" { return true }
+        return IPNetwork("127.0.0.0/8")!.contains(bare)
+    }
 }
 
 /// A configuration the server refuses to start with; the message lists every problem and the
@@ -133,6 +154,8 @@ struct ConfigurationInput: Sendable {
     var databaseURL: String?
     var host: String?
     var port: String?
+    var adminHost: String?
+    var adminPort: String?
     var projectID: String?
     var apiKeys: String?
     var adminTokens: String?
@@ -156,6 +179,8 @@ struct ConfigurationInput: Sendable {
         merged.databaseURL = pick(databaseURL, "DATABASE_URL")
         merged.host = pick(host, "ACCOUNTD_HOST")
         merged.port = pick(port, "ACCOUNTD_PORT")
+        merged.adminHost = pick(adminHost, "ACCOUNTD_ADMIN_HOST")
+        merged.adminPort = pick(adminPort, "ACCOUNTD_ADMIN_PORT")
         merged.projectID = pick(projectID, "ACCOUNTD_PROJECT_ID")
         merged.apiKeys = pick(apiKeys, "ACCOUNTD_API_KEYS")
         merged.adminTokens = pick(adminTokens, "ACCOUNTD_ADMIN_TOKENS")
@@ -194,6 +219,14 @@ extension Configuration {
         if port == nil || !(0...65535).contains(port!) {
             problems.append("ACCOUNTD_PORT must be a port number from 0 to 65535")
         }
+
+        let adminPort = input.adminPort.map { Int($0) } ?? Self.defaultAdminPort
+        if adminPort == nil || !(0...65535).contains(adminPort!) {
+            problems.append("ACCOUNTD_ADMIN_PORT must be a port number from 0 to 65535")
+        } else if let port, port != 0, port == adminPort {
+            problems.append("ACCOUNTD_ADMIN_PORT must differ from ACCOUNTD_PORT (\(port)): admins have a listener of their own")
+        }
+        let adminHost = input.adminHost ?? "127.0.0.1"
 
         var apiKeys: Set<String>?
         if let raw = input.apiKeys {
@@ -296,6 +329,19 @@ extension Configuration {
         case "0", "false", "no", "off": protection = false
         default: problems.append("ACCOUNTD_EMAIL_ENUMERATION_PROTECTION must be on or off")
         }
+        if !isDemo, !Self.isLoopback(adminHost), adminTokens[Self.wellKnownAdminToken] != nil {
+            // The Admin SDK's emulator mode sends `Bearer owner` to whatever answers: on a reachable
+            // listener that token is a guessable password to every account.
+            if flag("ACCOUNTD_ALLOW_WELL_KNOWN_ADMIN_TOKEN") {
+                warnings.append(
+                    "the admin token \"owner\" (the Admin SDK's emulator token, known to everyone) is accepted on \(adminHost), outside loopback"
+                )
+            } else {
+                problems.append(
+                    "ACCOUNTD_ADMIN_TOKENS has the well-known token \"owner\" and ACCOUNTD_ADMIN_HOST \(adminHost) is not loopback: anyone who reaches it is an admin. Use a secret token (accountctl and the REST API take any), or set ACCOUNTD_ALLOW_WELL_KNOWN_ADMIN_TOKEN=1 if the network itself is private"
+                )
+            }
+        }
         let hashQueue = input.environment["ACCOUNTD_HASH_QUEUE_LIMIT"] == nil ? nil : number("ACCOUNTD_HASH_QUEUE_LIMIT", 64, 1...1_000_000)
         var trustedProxies: [IPNetwork] = []
         for entry in Self.list(input.environment["ACCOUNTD_TRUSTED_PROXIES"] ?? "") {
@@ -323,6 +369,8 @@ extension Configuration {
             databaseURL: databaseURL,
             host: input.host ?? "127.0.0.1",
             port: port!,
+            adminHost: adminHost,
+            adminPort: adminPort!,
             projectID: projectID,
             apiKeys: apiKeys,
             adminTokens: adminTokens,

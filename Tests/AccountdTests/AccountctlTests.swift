@@ -17,14 +17,18 @@ struct AccountctlTests {
         TestDatabase.migrationsDirectory.deletingLastPathComponent().appendingPathComponent(".build/debug/accountctl")
     }
 
-    /// Runs accountctl with `arguments` against `url`, the admin token in the environment. It waits
+    /// Runs accountctl with `arguments` against `url` (nil: what `environment` or the default says),
+    /// the admin token in the environment. It waits
     /// without blocking a thread: the server under test answers on the same cooperative pool, and
     /// two tests blocked in `waitUntilExit` on a 2-core machine would leave it none.
-    static func run(_ arguments: [String], url: String, token: String = "test-admin-token", input: String? = nil) async throws -> Run {
+    static func run(
+        _ arguments: [String], url: String?, token: String = "test-admin-token", input: String? = nil,
+        environment: [String: String] = ["ACCOUNTD_PROJECT_ID": "demo-test"]
+    ) async throws -> Run {
         let process = Process()
         process.executableURL = binary
-        process.arguments = arguments + ["--url", url, "--project", "demo-test"]
-        process.environment = ["ACCOUNTD_ADMIN_TOKEN": token, "PATH": "/usr/bin:/bin"]
+        process.arguments = arguments + (url.map { ["--url", $0] } ?? [])
+        process.environment = environment.merging(["ACCOUNTD_ADMIN_TOKEN": token, "PATH": "/usr/bin:/bin"]) { $1 }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("accountctl-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

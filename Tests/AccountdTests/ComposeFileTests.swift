@@ -31,6 +31,9 @@ struct ComposeFileTests {
         let ports = try #require(accountd["ports"] as? [String])
         #expect(ports == ["${ACCOUNTD_PUBLISH_ADDRESS:-127.0.0.1}:9099:9099"])
         #expect(postgres["ports"] == nil)
+        // The admin listener is never published; it stays on the container's loopback by default.
+        #expect(!ports.contains { $0.contains("9098") } && accountd["expose"] == nil)
+        #expect(environment["ACCOUNTD_ADMIN_HOST"] as? String == "${ACCOUNTD_ADMIN_HOST:-127.0.0.1}")
         // A production project must be able to choose its mail transport through compose.
         #expect(environment["ACCOUNTD_MAIL_TRANSPORT"] != nil && environment["ACCOUNTD_TRUSTED_PROXIES"] != nil)
         let dependsOn = try #require(accountd["depends_on"] as? [String: Any])

@@ -1,3 +1,4 @@
+import AccountAPI
 import AccountCore
 import AccountPostgres
 import Logging
@@ -180,4 +181,57 @@ struct ConfigurationTests {
         #expect(protectedDemo.emailEnumerationProtection)
     }
 
+    @Test(
+        "the admin listener: loopback 9098 by default; the well-known token owner refused outside loopback for a real project unless allowed, then loudly; a port of its own"
+    )
+    func adminListener() throws {
+        let production = [
+            "ACCOUNTD_PROJECT_ID": "acme-prod", "ACCOUNTD_API_KEYS": "k1", "ACCOUNTD_ADMIN_TOKENS": "ops:s3cret",
+            "ACCOUNTD_KEY_ENCRYPTION_KEY": String(repeating: "ab", count: 32), "ACCOUNTD_MAIL_TRANSPORT": "smtp",
+        ]
+        func configuration(_ extra: [String: String]) throws -> Configuration {
+            try Configuration(ConfigurationInput().merged(withEnvironment: production.merging(extra) { $1 }))
+        }
+        func problems(_ extra: [String: String]) -> [String] {
+            do {
+                _ = try configuration(extra)
+                return []
+            } catch let error as ConfigurationError {
+                return error.problems
+            } catch {
+                return ["\(error)"]
+            }
+        }
+        let defaults = try configuration([:])
+        #expect(defaults.adminHost == "127.0.0.1" && defaults.adminPort == 9098 && defaults.publicListener == .publicOnly)
+        #expect(try Configuration(ConfigurationInput().merged(withEnvironment: [:])).publicListener == .combined)
+
+        // owner on loopback is the Admin SDK's emulator mode on one machine: allowed.
+        for host in ["127.0.0.1", "localhost", "::1", "[::1]", "127.0.0.2"] {
+            #expect(
+                try configuration(["ACCOUNTD_ADMIN_TOKENS": "owner:owner", "ACCOUNTD_ADMIN_HOST": host]).warnings.isEmpty, "\(host)")
+        }
+        for host in ["0.0.0.0", "::", "10.0.0.5", "admin.internal"] {
+            let refused = problems(["ACCOUNTD_ADMIN_TOKENS": "ops:s3cret,owner", "ACCOUNTD_ADMIN_HOST": host])
+            #expect(refused.contains { $0.contains("well-known token \"owner\"") }, "\(host): \(refused)")
+            let allowed = try configuration([
+                "ACCOUNTD_ADMIN_TOKENS": "owner:owner", "ACCOUNTD_ADMIN_HOST": host, "ACCOUNTD_ALLOW_WELL_KNOWN_ADMIN_TOKEN": "1",
+            ])
+            #expect(allowed.warnings.count == 1 && allowed.warnings[0].contains("owner"))
+        }
+        // A secret token may listen anywhere; a demo project keeps its owner anywhere.
+        #expect(try configuration(["ACCOUNTD_ADMIN_HOST": "0.0.0.0"]).warnings.isEmpty)
+        #expect(
+            try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_ADMIN_HOST": "0.0.0.0"])).adminTokens["owner"]
+                == "owner")
+
+        #expect(
+            problems(["ACCOUNTD_PORT": "9200", "ACCOUNTD_ADMIN_PORT": "9200"]).contains { $0.hasPrefix("ACCOUNTD_ADMIN_PORT must differ") })
+        #expect(problems(["ACCOUNTD_ADMIN_PORT": "70000"]).contains { $0.hasPrefix("ACCOUNTD_ADMIN_PORT must be a port") })
+        var input = ConfigurationInput()
+        input.adminHost = "10.1.2.3"
+        input.adminPort = "7000"
+        let options = try Configuration(input.merged(withEnvironment: production.merging(["ACCOUNTD_ADMIN_PORT": "7001"]) { $1 }))
+        #expect(options.adminHost == "10.1.2.3" && options.adminPort == 7000, "options win over the environment")
+    }
 }

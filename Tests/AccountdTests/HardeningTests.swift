@@ -52,7 +52,7 @@ struct HardeningTests {
             .POST, Self.client("signUp"), body: Data(count: 2 << 20), headers: [("Content-Type", "application/json")])
         #expect(big.status == 413)
         let adminBody = Data("{\"users\":[\(users.prefix(40 * 52_000).dropLast())]}".utf8)
-        let admin = try await server.http.send(
+        let admin = try await server.http.admin.send(
             .POST, "/v1/projects/\(RunningServer.project)/accounts:batchCreate", body: adminBody,
             headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(RunningServer.adminToken)")])
         // Read and parsed (2 MiB is over a client's limit), then refused for its size in users.

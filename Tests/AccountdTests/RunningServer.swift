@@ -14,6 +14,7 @@ final class RunningServer: Sendable {
 
     let process: Process
     let port: Int
+    let adminPort: Int
     let http: TestHTTPClient
 
     static var binary: URL {
@@ -24,9 +25,11 @@ final class RunningServer: Sendable {
     /// `environment` added, and waits until `/readyz` says 200.
     init(database: DatabaseURL?, environment extra: [String: String] = [:]) async throws {
         port = try Self.freePort()
+        adminPort = try Self.freePort()
         let process = Process()
         process.executableURL = Self.binary
-        process.arguments = ["serve", "--port", String(port)] + (database.map { ["--database-url", $0.string] } ?? [])
+        process.arguments =
+            ["serve", "--port", String(port), "--admin-port", String(adminPort)] + (database.map { ["--database-url", $0.string] } ?? [])
         var environment = [
             "PATH": "/usr/bin:/bin",
             "ACCOUNTD_PROJECT_ID": Self.project,
@@ -49,10 +52,14 @@ final class RunningServer: Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         self.process = process
-        http = TestHTTPClient(port: port)
+        http = TestHTTPClient(port: port, adminPort: adminPort)
         let deadline = ContinuousClock.now + .seconds(60)
         while true {
-            if let reply = try? await http.get("/readyz"), reply.status == 200 { break }
+            if let reply = try? await http.get("/readyz"), reply.status == 200,
+                let admin = try? await http.admin.get("/readyz"), admin.status == 200
+            {
+                break
+            }
             guard process.isRunning, ContinuousClock.now < deadline else {
                 process.terminate()
                 throw TestDatabaseError("accountd did not become ready on port \(port)")

@@ -19,6 +19,7 @@ func testConfiguration(port: Int = 0) -> Configuration {
         databaseURL: nil,
         host: "127.0.0.1",
         port: port,
+        adminPort: 0,
         projectID: "demo-test",
         apiKeys: ["test-api-key"],
         adminTokens: ["test-admin-token": "ops"],
@@ -79,9 +80,9 @@ struct API: Sendable {
         try await http.post("\(prefix)/v1/accounts:\(rpc)?key=\(Self.key)", body)
     }
 
-    /// POSTs a project-scoped admin RPC.
+    /// POSTs a project-scoped admin RPC to the admin listener.
     func admin(_ rpc: String, _ body: [String: any Sendable] = [:]) async throws -> TestHTTPClient.Reply {
-        try await http.post("/v1/projects/\(project)/accounts:\(rpc)", body, headers: [Self.admin])
+        try await http.admin.post("/v1/projects/\(project)/accounts:\(rpc)", body, headers: [Self.admin])
     }
 
     /// Signs up with email and password and returns the reply (asserting success).
@@ -143,17 +144,26 @@ func tick() async throws {
     try await Task.sleep(for: .milliseconds(Int((now.rounded(.down) + 1 - now) * 1000) + 20))
 }
 
-/// Boots the real application on a free loopback port against `database` and runs `body` with an
-/// HTTP client pointed at it.
+/// Boots the real application on free loopback ports (public and admin) against `database` and
+/// runs `body` with an HTTP client pointed at it (its `admin` at the admin listener).
 func withServer<T: Sendable>(
     _ configuration: Configuration = testConfiguration(),
     database: DatabaseURL,
     clock: any WallClock = SystemClock(),
     _ body: @Sendable (TestHTTPClient) async throws -> T
 ) async throws -> T {
-    let app = try await buildApplication(configuration, databaseURL: database, logger: TestDatabase.logger, clock: clock)
+    let adminPort = AsyncStream.makeStream(of: Int.self)
+    let app = try await buildApplication(
+        configuration, databaseURL: database, logger: TestDatabase.logger, clock: clock,
+        onAdminListening: { port in
+            adminPort.continuation.yield(port)
+            adminPort.continuation.finish()
+        })
     return try await app.test(.live) { client in
-        try await body(TestHTTPClient(port: client.port!))
+        // The admin listener is a service of the application: it may bind just after the public one.
+        var ports = adminPort.stream.makeAsyncIterator()
+        guard let admin = await ports.next() else { throw TestDatabaseError("the admin listener did not start") }
+        return try await body(TestHTTPClient(port: client.port!, adminPort: admin))
     }
 }
 

@@ -16,9 +16,10 @@ import pytest
 import requests
 from firebase_admin import auth
 
-HOST = os.environ["FIREBASE_AUTH_EMULATOR_HOST"]
+HOST = os.environ["FIREBASE_AUTH_EMULATOR_HOST"]  # the admin listener
 PROJECT = os.environ.get("ACCOUNTD_INTEROP_PROJECT", "demo-interop")
-BASE = f"http://{HOST}"
+# The app's calls go to the public listener, as an app's would.
+BASE = f"http://{os.environ.get('ACCOUNTD_INTEROP_CLIENT_HOST', HOST)}"
 KEY = "interop-key"
 
 app = firebase_admin.initialize_app(options={"projectId": PROJECT})

@@ -66,6 +66,24 @@ package struct APIError: Error, Sendable, Equatable {
         reason: "unauthorized"
     )
 
+    /// 401 for any bearer on a public listener that does not serve admins (a non-demo project's):
+    /// the same answer whether the token is configured or not, so the public port tells an
+    /// attacker nothing about a guessed token.
+    package static let adminElsewhere = APIError(
+        .unauthorized,
+        message: "Request had invalid authentication credentials. Admin calls are served on the admin listener only.",
+        status: "UNAUTHENTICATED",
+        reason: "unauthorized"
+    )
+
+    /// 401 on the admin listener for a call without an admin bearer token.
+    package static let adminListenerOnly = APIError(
+        .unauthorized,
+        message: "The admin listener serves admin callers only: send Authorization: Bearer with an admin token.",
+        status: "UNAUTHENTICATED",
+        reason: "unauthorized"
+    )
+
     /// 403 for a project-scoped path without an admin bearer for that project.
     package static let permissionDenied = APIError(
         .forbidden,

@@ -15,12 +15,14 @@ package struct APIResponder: HTTPResponder {
     private let routes: APIRoutes
     private let access: AccessPolicy
     private let deadline: Duration
+    private let listener: Listener
 
-    /// Creates the responder; each request's database work must start within `deadline` of its
-    /// arrival (``RequestScope``).
-    package init(routes: APIRoutes, access: AccessPolicy, deadline: Duration = .seconds(5)) {
+    /// Creates the responder for one listener; each request's database work must start within
+    /// `deadline` of its arrival (``RequestScope``).
+    package init(routes: APIRoutes, access: AccessPolicy, listener: Listener = .combined, deadline: Duration = .seconds(5)) {
         self.routes = routes
         self.access = access
+        self.listener = listener
         self.deadline = deadline
     }
 
@@ -78,7 +80,7 @@ package struct APIResponder: HTTPResponder {
             guard let endpoint = routes.rpcs[name], endpoint.method == request.method else { throw APIError.notFound }
             return try await runRPC(endpoint, request: request, context: context, project: project, logger: logger)
         case .token:
-            guard let endpoint = routes.token, endpoint.method == request.method else { throw APIError.notFound }
+            guard listener.servesClients, let endpoint = routes.token, endpoint.method == request.method else { throw APIError.notFound }
             return try await runToken(endpoint, request: request, context: context, logger: logger)
         case .tenant:
             throw AccountError(.unsupportedTenantOperation)
@@ -157,13 +159,17 @@ package struct APIResponder: HTTPResponder {
 
     private static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
 
-    /// identity-toolkit.md §1.3, checks 1–4, in order.
+    /// identity-toolkit.md §1.3, checks 1–4, in order, after the listener's own rule: a public
+    /// listener that does not serve admins refuses every bearer alike, and the admin listener
+    /// refuses every call without one.
     private func resolveCaller(_ request: Request, projectScoped: Bool, pathProject: String?) throws -> Caller {
         if let authorization = request.headers[.authorization], let token = Self.bearerToken(authorization) {
+            guard listener.servesAdmins else { throw APIError.adminElsewhere }
             guard let name = access.adminName(forBearer: token) else { throw APIError.unauthenticated }
             if let pathProject, pathProject != access.projectID { throw APIError.permissionDenied }
             return .admin(name: name)
         }
+        guard listener.servesClients else { throw APIError.adminListenerOnly }
         if projectScoped { throw APIError.permissionDenied }
         guard let key = Self.apiKey(request) else { throw APIError.missingAPIKey }
         guard access.accepts(apiKey: key) else { throw APIError.invalidAPIKey }
