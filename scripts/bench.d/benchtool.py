@@ -237,7 +237,35 @@ def parse_wrk(path):
     exhausted = re.search(r"codes exhausted: (\d+)", text)
     if exhausted:
         figures["codesExhausted"] = int(exhausted.group(1))
+    statuses = re.findall(r"^status (\d+): (\d+)$", text, re.M)
+    if statuses:
+        figures["statuses"] = {int(code): int(count) for code, count in statuses}
     return figures
+
+
+def flood_figures(work, r):
+    """One repeat of the flood workload: honest sign-ins alone and during the flood, and the flood."""
+    alone, during, flood = (parse_wrk(os.path.join(work, f"{name}.{r}.txt")) for name in ("honest-alone", "honest-flood", "flood"))
+
+    def share(figures, status):
+        total = sum(figures.get("statuses", {}).values())
+        return figures.get("statuses", {}).get(status, 0) / total if total else None
+    return {
+        "honestAloneP99ms": alone["p99ms"], "honestFloodP99ms": during["p99ms"],
+        "honestAloneReqPerSec": alone["reqPerSec"], "honestFloodReqPerSec": during["reqPerSec"],
+        "honestAloneStatuses": alone.get("statuses", {}), "honestFloodStatuses": during.get("statuses", {}),
+        "honestFlood200Share": share(during, 200), "honestFlood503Share": share(during, 503),
+        "floodReqPerSec": flood["reqPerSec"], "floodStatuses": flood.get("statuses", {}),
+        "floodP99ms": flood["p99ms"],
+    }
+
+
+def flood_line(work, r):
+    f = flood_figures(work, int(r))
+    ratio = f["honestFloodP99ms"] / f["honestAloneP99ms"] if f["honestAloneP99ms"] else float("nan")
+    print(f"    flood {r}: honest p99 {f['honestAloneP99ms']:.1f} ms alone, {f['honestFloodP99ms']:.1f} ms during the flood "
+          f"(x{ratio:.1f}); honest answered {f['honestFloodStatuses']} during it; the flood {f['floodReqPerSec']:,.0f} req/s "
+          f"answered {f['floodStatuses']}", file=sys.stderr)
 
 
 def parse_pgbench(path):
@@ -675,13 +703,29 @@ def report(work):
         print("PostgresNIO alone (accountd-bench sql, the lookup's statement through the service's store and pool, no "
               "HTTP): " + ", ".join(f"{k} {v['queriesPerSecond']:,.0f} queries/s at {v['clientCPUMicrosecondsPerQuery']:,.0f} "
                                    f"µs client CPU each" for k, v in drivers.items()))
+    flood = None
+    flood_runs = repeats_of(work, "flood")
+    if flood_runs:
+        per = [flood_figures(work, r) for r in flood_runs]
+        flood = {"repeats": per, "honestConnections": meta["concurrency"].get("honest"),
+                 "floodConnections": meta["concurrency"].get("flood")}
+        for key in ("honestAloneP99ms", "honestFloodP99ms", "floodReqPerSec", "honestFlood503Share"):
+            values = [p[key] for p in per if p[key] is not None]
+            flood[key] = median(values) if values else None
+        ratios["flood: honest p99 during / alone"] = median(
+            p["honestFloodP99ms"] / p["honestAloneP99ms"] for p in per if p["honestAloneP99ms"])
+        print(f"flood (informative; limits on, loopback a trusted proxy): honest sign-in p99 {flood['honestAloneP99ms']:.1f} ms "
+              f"alone, {flood['honestFloodP99ms']:.1f} ms while {flood['floodConnections']} connections flood "
+              f"{flood['floodReqPerSec']:,.0f} req/s of wrong passwords from random addresses (x"
+              f"{ratios['flood: honest p99 during / alone']:.1f}, median of {len(per)}); honest requests refused 503 "
+              f"during it: {100 * (flood['honestFlood503Share'] or 0):.1f}%")
     for problem in problems:
         print(f"ERROR: {problem}", file=sys.stderr)
 
     failed = [r for r in rows if r[7] is False]
     results = {
         "meta": meta, "raw": raw, "workloads": workloads, "pgbench": pgbench, "postgresNIO": drivers, "import": seeding, "copy": copy,
-        "ratios": ratios, "combinedBounds": bounds, "memory": memory, "lookupFlatness": flat,
+        "ratios": ratios, "flood": flood, "combinedBounds": bounds, "memory": memory, "lookupFlatness": flat,
         "checks": [{"workload": r[0], "figure": r[1], "measured": r[2], "reference": r[3], "referenceValue": r[4],
                     "ratio": r[5], "target": r[6], "pass": r[7]} for r in rows],
         "failedTargets": len(failed), "problems": problems,
@@ -716,6 +760,8 @@ def main():
     command, rest = args[0], args[1:]
     if command == "wait-ready":
         wait_ready(*rest)
+    elif command == "flood-line":
+        flood_line(*rest)
     elif command == "seed-signin":
         seed_signin(rest[0], rest[1], int(rest[2]), int(rest[3]) if len(rest) > 3 else 64)
     elif command == "import":

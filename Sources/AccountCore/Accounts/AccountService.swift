@@ -155,7 +155,8 @@ package struct AccountService: Sendable {
             _ = try await hasher.dummyVerify(password)
             throw try await failed(wrongPassword)
         }
-        guard try await hasher.verify(password, against: credential.stored) else { throw try await failed(wrongPassword) }
+        let lane: HashLane = check.network == .known ? .known : .standard
+        guard try await hasher.verify(password, against: credential.stored, lane: lane) else { throw try await failed(wrongPassword) }
         if user.disabled { throw AccountError(.userDisabled) }
         try await limiter.passwordSucceeded(email: email, after: check)
         let upgrade = credential.stored.isNative ? nil : try await hasher.hash(password)

@@ -26,13 +26,31 @@ package struct StoredPassword: Sendable, Equatable {
     package var isNative: Bool { algorithm == Self.argon2id }
 }
 
+/// The admission lane a hash waits in. A sign-in from a network the account already knows (one of
+/// its sessions was active from the address, federation-and-limits.md §E.4) has a lane of its own
+/// that is served first: a flood of guesses from everywhere else fills only the standard lane, so
+/// the account's owner still signs in at the speed of one hash rather than behind the flood.
+package enum HashLane: Sendable, Equatable {
+    /// Sign-ups, resets, and sign-ins from unknown networks.
+    case standard
+    /// Sign-ins from a network the account knows.
+    case known
+}
+
 /// Hashes and verifies passwords off the event loops, with a bounded number in flight.
 package protocol PasswordHasher: Sendable {
     /// A new native credential for `password`.
     func hash(_ password: String) async throws -> StoredPassword
-    /// Whether `password` matches `stored`, whatever its algorithm.
-    func verify(_ password: String, against stored: StoredPassword) async throws -> Bool
+    /// Whether `password` matches `stored`, whatever its algorithm, waiting in `lane`.
+    func verify(_ password: String, against stored: StoredPassword, lane: HashLane) async throws -> Bool
     /// Spends the time of one native verification and returns `false`, so an unknown account
     /// costs what a known one does.
     func dummyVerify(_ password: String) async throws -> Bool
+}
+
+extension PasswordHasher {
+    /// Verifies in the standard lane.
+    package func verify(_ password: String, against stored: StoredPassword) async throws -> Bool {
+        try await verify(password, against: stored, lane: .standard)
+    }
 }

@@ -5,10 +5,11 @@ import NIOPosix
 import Synchronization
 
 /// argon2id through libsodium's `crypto_pwhash`, PHC strings out. Work runs on a dedicated thread
-/// pool of fixed size, so a burst of sign-ins queues there instead of blocking the event loops. The
-/// queue is bounded (`queueLimit`): past it a request is refused at once with 503 `UNAVAILABLE`
-/// (`Retry-After: 1`) before any hashing starts, so a flood cannot delay honest sign-ins without
-/// bound (federation-and-limits.md §E.6: transport overload, counted nowhere).
+/// pool of fixed size, so a burst of sign-ins queues instead of blocking the event loops. Each
+/// ``HashLane`` has a bounded queue (`queueLimit` running or waiting): past it a request is refused
+/// at once with 503 `UNAVAILABLE` (`Retry-After: 1`) before any hashing starts, so a flood cannot
+/// delay honest sign-ins without bound (federation-and-limits.md §E.6: transport overload, counted
+/// nowhere). A free worker takes the `known` lane's next hash first.
 package final class Argon2idHasher: PasswordHasher {
     /// Cost parameters. libsodium's argon2id always runs with parallelism 1.
     package struct Parameters: Sendable, Equatable {
@@ -31,10 +32,22 @@ package final class Argon2idHasher: PasswordHasher {
     package let parameters: Parameters
     private let pool: NIOThreadPool
     private let dummy: [UInt8]
-    /// Hashes running or waiting for a worker.
-    private let admitted = Atomic<Int>(0)
-    /// The most hashes that may run or wait at once.
+    private let workers: Int
+    /// Who runs and who waits, per lane.
+    private let lanes = Mutex(Lanes())
+    /// The most hashes that may run or wait at once in each lane.
     package let queueLimit: Int
+
+    private struct Lanes {
+        /// Hashes running on a worker.
+        var running = 0
+        /// Hashes running or waiting, per lane.
+        var admittedKnown = 0
+        var admittedStandard = 0
+        /// Waiting for a worker, in order, per lane.
+        var known: [CheckedContinuation<Void, Never>] = []
+        var standard: [CheckedContinuation<Void, Never>] = []
+    }
 
     /// Creates a hasher with `threads` workers (at most that many hashes run at once) and room for
     /// `queueLimit` hashes running or waiting (default 32 per worker).
@@ -42,6 +55,7 @@ package final class Argon2idHasher: PasswordHasher {
         precondition(sodium_init() >= 0, "libsodium failed to initialise")
         self.parameters = parameters
         self.queueLimit = max(1, queueLimit ?? 32 * max(1, threads))
+        self.workers = max(1, threads)
         self.pool = NIOThreadPool(numberOfThreads: max(1, threads))
         self.pool.start()
         self.dummy = Self.hashSync("accountd-dummy-password", parameters)
@@ -59,12 +73,12 @@ package final class Argon2idHasher: PasswordHasher {
 
     /// Verifies on the pool: native PHC strings through libsodium, imported hashes (`SCRYPT`, `BCRYPT`, …) through
     /// `ImportedHashVerifier`, which is as CPU-heavy and so shares the same bound.
-    package func verify(_ password: String, against stored: StoredPassword) async throws -> Bool {
+    package func verify(_ password: String, against stored: StoredPassword, lane: HashLane) async throws -> Bool {
         guard stored.isNative else {
-            return try await run { try ImportedHashVerifier.verify(password, against: stored) }
+            return try await run(lane) { try ImportedHashVerifier.verify(password, against: stored) }
         }
         let phc = stored.hash
-        return try await run { Self.verifySync(password, phc: phc) }
+        return try await run(lane) { Self.verifySync(password, phc: phc) }
     }
 
     package func dummyVerify(_ password: String) async throws -> Bool {
@@ -73,13 +87,49 @@ package final class Argon2idHasher: PasswordHasher {
         return false
     }
 
-    /// `work` on the pool, if there is room in the queue; otherwise refused before it starts.
-    private func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        guard admitted.add(1, ordering: .relaxed).newValue <= queueLimit else {
-            admitted.subtract(1, ordering: .relaxed)
-            throw AccountError(.unavailable, "Too many sign-ins at once, retry shortly.")
+    /// Hashes waiting for a worker, per lane (for tests and diagnostics).
+    package var waiting: (known: Int, standard: Int) {
+        lanes.withLock { ($0.known.count, $0.standard.count) }
+    }
+
+    /// `work` on the pool, if there is room in `lane`'s queue (otherwise refused before it
+    /// starts), once a worker is free for it: at most `workers` run at once, so the pool itself
+    /// never queues and the order of the lanes is the order of the work.
+    package func run<T: Sendable>(_ lane: HashLane = .standard, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+        let admitted = lanes.withLock { lanes in
+            switch lane {
+            case .known:
+                guard lanes.admittedKnown < queueLimit else { return false }
+                lanes.admittedKnown += 1
+            case .standard:
+                guard lanes.admittedStandard < queueLimit else { return false }
+                lanes.admittedStandard += 1
+            }
+            return true
         }
-        defer { admitted.subtract(1, ordering: .relaxed) }
+        guard admitted else { throw AccountError(.unavailable, "Too many sign-ins at once, retry shortly.") }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let runNow = lanes.withLock { lanes in
+                if lanes.running < workers {
+                    lanes.running += 1
+                    return true
+                }
+                if lane == .known { lanes.known.append(continuation) } else { lanes.standard.append(continuation) }
+                return false
+            }
+            if runNow { continuation.resume() }
+        }
+        defer {
+            // Hand the worker to the next waiter, known lane first, or give it back.
+            let next = lanes.withLock { lanes -> CheckedContinuation<Void, Never>? in
+                if lane == .known { lanes.admittedKnown -= 1 } else { lanes.admittedStandard -= 1 }
+                if !lanes.known.isEmpty { return lanes.known.removeFirst() }
+                if !lanes.standard.isEmpty { return lanes.standard.removeFirst() }
+                lanes.running -= 1
+                return nil
+            }
+            next?.resume()
+        }
         return try await pool.runIfActive(work)
     }
 
