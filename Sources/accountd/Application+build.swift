@@ -56,6 +56,7 @@ func buildApplication(
     var routes = APIRoutes()
     routes.addHealth(readiness: PostgresReadinessProbe(migrator: migrator, database: postgres))
     routes.addKeys(signer: keyRing)
+    routes.addClientSurface(settings: configuration.projectSettings, signer: keyRing)
     routes.addAccounts(service: service)
     let actionCodes = ActionCodeService(accounts: service, store: store)
     routes.addActionCodes(service: actionCodes, access: configuration.accessPolicy)

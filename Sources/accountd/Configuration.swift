@@ -55,6 +55,7 @@ struct Configuration: Sendable {
         settings.linkDomains = linkDomains ?? [URLComponents(string: settings.actionHandlerURL)?.host ?? host]
         settings.dynamicLinkDomains = dynamicLinkDomains
         settings.productName = productName
+        if let recaptchaSiteKey { settings.recaptchaSiteKey = recaptchaSiteKey }
         settings.linkAPIKey = accessPolicy.linkAPIKey
         return settings
     }
@@ -86,6 +87,8 @@ struct Configuration: Sendable {
     var dynamicLinkDomains: [String] = []
     /// The product name in emails (`ACCOUNTD_PRODUCT_NAME`).
     var productName = "accountd"
+    /// The reCAPTCHA site key the SDKs are told (`ACCOUNTD_RECAPTCHA_SITE_KEY`); never enforced.
+    var recaptchaSiteKey: String?
     /// `ACCOUNTD_MAIL_*`, `ACCOUNTD_SMTP_URL`, `ACCOUNTD_WEBHOOK_*`: read by the mail transport.
     var mailEnvironment: [String: String] = [:]
     /// Whether this process delivers queued email (tests read the outbox instead).
@@ -400,6 +403,7 @@ extension Configuration {
             linkDomains: input.environment["ACCOUNTD_LINK_DOMAINS"].map { Self.list($0).map { $0.lowercased() } },
             dynamicLinkDomains: input.environment["ACCOUNTD_DYNAMIC_LINK_DOMAINS"].map { Self.list($0).map { $0.lowercased() } } ?? [],
             productName: input.environment["ACCOUNTD_PRODUCT_NAME"] ?? "accountd",
+            recaptchaSiteKey: input.environment["ACCOUNTD_RECAPTCHA_SITE_KEY"].flatMap { $0.isEmpty ? nil : $0 },
             mailEnvironment: input.environment.filter {
                 $0.key.hasPrefix("ACCOUNTD_MAIL_") || $0.key.hasPrefix("ACCOUNTD_SMTP_") || $0.key.hasPrefix("ACCOUNTD_WEBHOOK_")
             },

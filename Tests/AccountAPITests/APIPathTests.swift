@@ -23,6 +23,26 @@ struct APIPathTests {
                 == .fixed("/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com"))
     }
 
+    @Test("v2, the v1 configuration routes and legacy v3 names (federation-and-limits.md §D)")
+    func otherVersions() {
+        #expect(APIPath("/v2/recaptchaConfig") == .rpc(name: "v2/recaptchaConfig", project: nil))
+        #expect(APIPath("/identitytoolkit.googleapis.com/v2/passwordPolicy") == .rpc(name: "v2/passwordPolicy", project: nil))
+        #expect(APIPath("/v2/accounts/mfaSignIn:start") == .rpc(name: "v2/accounts/mfaSignIn:start", project: nil))
+        #expect(APIPath("/v2/projects/p1/config") == .rpc(name: "v2/config", project: "p1"))
+        #expect(APIPath("/v2/projects/p1/inboundSamlConfigs/saml.x") == .rpc(name: "v2/inboundSamlConfigs", project: "p1"))
+        #expect(APIPath("/v2/projects/p1/tenants/t1") == .tenant)
+        #expect(APIPath("/v1/projects") == .rpc(name: "v1/projects", project: nil))
+        #expect(APIPath("/identitytoolkit.googleapis.com/v1/recaptchaParams") == .rpc(name: "v1/recaptchaParams", project: nil))
+        #expect(
+            APIPath("/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyPassword") == .rpc(name: "signInWithPassword", project: nil))
+        #expect(APIPath("/identitytoolkit/v3/relyingparty/getProjectConfig") == .rpc(name: "v1/projects", project: nil))
+        #expect(APIPath("/identitytoolkit/v3/relyingparty/uploadAccount") == .rpc(name: "v3/uploadAccount", project: nil))
+        #expect(
+            APIPath("/www.googleapis.com/identitytoolkit/v3/relyingparty/publicKeys")
+                == .fixed("/identitytoolkit/v3/relyingparty/publicKeys"))
+        #expect(APIPath("/v2/projects/p1") == .unknown)
+    }
+
     @Test("malformed RPC paths are unknown")
     func unknown() {
         #expect(APIPath("/v1/accounts:") == .unknown)

@@ -145,12 +145,12 @@ struct ActionHandler: Sendable {
             return done(
                 "reset.done.title", body: text("reset.done.body", lang, email: user?.email ?? record.email), parameters
             )
-        } catch let error as AccountError where error.code == .weakPassword || error.code == .passwordTooLong {
+        } catch let error as AccountError where [.weakPassword, .passwordTooShort, .passwordTooLong].contains(error.code) {
             do {
                 let (record, _) = try await service.resetPassword(code: code, newPassword: nil)
                 let policy = service.settings.passwordPolicy
                 let message = renderer.messages.text(
-                    error.code == .weakPassword ? "reset.weak" : "reset.tooLong", lang,
+                    error.code == .passwordTooLong ? "reset.tooLong" : "reset.weak", lang,
                     ["min": "\(policy.minimumLength)", "max": "\(policy.maximumLength)"]
                 )
                 return resetForm(code: code, email: record.email, error: message, parameters, status: .badRequest)

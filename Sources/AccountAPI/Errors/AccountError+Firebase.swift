@@ -8,7 +8,7 @@ extension AccountError.Code {
         case .invalidEmail: "INVALID_EMAIL"
         case .missingPassword: "MISSING_PASSWORD"
         case .weakPassword: "WEAK_PASSWORD"
-        case .passwordTooLong: "PASSWORD_DOES_NOT_MEET_REQUIREMENTS"
+        case .passwordTooLong, .passwordTooShort: "PASSWORD_DOES_NOT_MEET_REQUIREMENTS"
         case .missingNewEmail: "MISSING_NEW_EMAIL"
         case .invalidNewEmail: "INVALID_NEW_EMAIL"
         case .missingIdentifier: "MISSING_IDENTIFIER"

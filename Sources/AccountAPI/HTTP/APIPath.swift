@@ -5,7 +5,11 @@ package enum APIPath: Equatable, Sendable {
     case fixed(String)
     /// `/v1/accounts:NAME` (project `nil`) or `/v1/projects/{p}/accounts:NAME`; `NAME` is the RPC
     /// (`signUp`); admin create (`/v1/projects/{p}/accounts`) is `signUp` on a project path;
-    /// `/v1/projects/{p}:createSessionCookie` is `createSessionCookie`.
+    /// `/v1/projects/{p}:createSessionCookie` is `createSessionCookie`. Routes outside `accounts:`
+    /// are named by their path, which no `accounts:` name can spell (it has a `/`):
+    /// `v1/projects`, `v2/passwordPolicy`, `v2/accounts/mfaSignIn:start`, `v2/config` (on
+    /// `/v2/projects/{p}/config`, project-scoped). The legacy v3 names resolve to their v1 targets
+    /// (federation-and-limits.md §D.7).
     case rpc(name: String, project: String?)
     /// `/v1/token`.
     case token
@@ -29,6 +33,19 @@ package enum APIPath: Equatable, Sendable {
         if path.count > 1, path.last == UInt8(ascii: "/") { path = path.dropLast() }
         if path.elementsEqual("/v1/token".utf8) {
             self = .token
+            return
+        }
+        if let rest = Self.dropPrefix("/v2/", path) {
+            self = Self.v2(rest)
+            return
+        }
+        if let name = Self.dropPrefix("/identitytoolkit/v3/relyingparty/", path) {
+            // publicKeys is a key route of its own (identity-toolkit.md §4.19).
+            self = Self.legacy[Self.string(name)].map { .rpc(name: $0, project: nil) } ?? .fixed(Self.string(path))
+            return
+        }
+        for name in Self.v1Configuration where path.elementsEqual(("/" + name).utf8) {
+            self = .rpc(name: name, project: nil)
             return
         }
         if let name = Self.dropPrefix("/v1/accounts:", path) {
@@ -68,6 +85,33 @@ package enum APIPath: Equatable, Sendable {
             return
         }
         self = .fixed(Self.string(path))
+    }
+
+    /// The client-configuration GET routes of v1 (federation-and-limits.md §D.3–D.5).
+    private static let v1Configuration = ["v1/projects", "v1/recaptchaParams", "v1/sessionCookiePublicKeys"]
+
+    /// Legacy v3 names and the route each is (federation-and-limits.md §D.7).
+    private static let legacy: [String: String] = [
+        "createAuthUri": "createAuthUri", "deleteAccount": "delete", "emailLinkSignin": "signInWithEmailLink",
+        "getAccountInfo": "lookup", "getOobConfirmationCode": "sendOobCode", "getProjectConfig": "v1/projects",
+        "getRecaptchaParam": "v1/recaptchaParams", "resetPassword": "resetPassword",
+        "sendVerificationCode": "sendVerificationCode", "setAccountInfo": "update", "signupNewUser": "signUp",
+        "verifyAssertion": "signInWithIdp", "verifyCustomToken": "signInWithCustomToken",
+        "verifyPassword": "signInWithPassword", "verifyPhoneNumber": "signInWithPhoneNumber",
+        "downloadAccount": "v3/downloadAccount", "uploadAccount": "v3/uploadAccount",
+        "signOutUser": "v3/signOutUser", "setProjectConfig": "v3/setProjectConfig",
+    ]
+
+    /// `/v2/…`: the client configuration routes, `accounts…` methods, and project-scoped resources
+    /// (`/v2/projects/{p}/config`, `…/inboundSamlConfigs/{id}` → `v2/config`, `v2/inboundSamlConfigs`).
+    private static func v2(_ rest: ArraySlice<UInt8>) -> APIPath {
+        if let resource = dropPrefix("projects/", rest) {
+            let parts = resource.split(separator: UInt8(ascii: "/"), maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count >= 2, !parts[0].isEmpty, !parts[1].isEmpty else { return .unknown }
+            if parts[1].elementsEqual("tenants".utf8) { return .tenant }
+            return .rpc(name: "v2/" + string(parts[1]), project: string(parts[0]))
+        }
+        return rest.isEmpty ? .unknown : .rpc(name: "v2/" + string(rest), project: nil)
     }
 
     private static func dropPrefix(_ prefix: StaticString, _ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {

@@ -77,7 +77,9 @@ package struct APIResponder: HTTPResponder {
             else { throw APIError.notFound }
             return try await route.handler(request, context)
         case .rpc(let name, let project):
-            guard let endpoint = routes.rpcs[name], endpoint.method == request.method else { throw APIError.notFound }
+            guard let endpoint = routes.rpcs[name], endpoint.anyMethod || endpoint.method == request.method else {
+                throw APIError.notFound
+            }
             return try await runRPC(endpoint, request: request, context: context, project: project, logger: logger)
         case .token:
             guard listener.servesClients, let endpoint = routes.token, endpoint.method == request.method else { throw APIError.notFound }
@@ -101,7 +103,7 @@ package struct APIResponder: HTTPResponder {
         // never buffered nor parsed (Hummingbird discards it as it arrives).
         if case .client = caller, endpoint.access == .adminOnly { throw AccountError(.insufficientPermission) }
         var body = try await Self.readBody(request, limit: Self.bodyLimit(endpoint, caller: caller), form: false)
-        if request.method == .get {
+        if request.method == .get || request.method == .head {
             // GET RPCs (batchGet) carry their fields as query parameters.
             var fields = body.fields
             for (name, value) in request.uri.queryParameters where name != "key" {

@@ -47,6 +47,8 @@ package struct RPCEndpoint: Sendable {
 
     /// The one HTTP method the RPC answers.
     package var method: HTTPRequest.Method
+    /// Whether every method is answered alike (the refusals of methods not served here).
+    package var anyMethod: Bool
     /// Who may call.
     package var access: Access
     /// The largest body accepted (identity-toolkit.md §1.2: 1 MiB, 16 MiB for `batchCreate`).
@@ -57,11 +59,13 @@ package struct RPCEndpoint: Sendable {
     /// Creates an endpoint.
     package init(
         method: HTTPRequest.Method = .post,
+        anyMethod: Bool = false,
         access: Access = .clientOrAdmin,
         maxBodyBytes: Int = 1 << 20,
         handler: @escaping @Sendable (RPCCall) async throws -> Response
     ) {
         self.method = method
+        self.anyMethod = anyMethod
         self.access = access
         self.maxBodyBytes = maxBodyBytes
         self.handler = handler
@@ -89,7 +93,7 @@ package struct FixedRoute: Sendable {
 package struct APIRoutes: Sendable {
     /// Fixed routes by path (host prefix removed).
     package var fixed: [String: FixedRoute] = [:]
-    /// RPCs by name (`signUp`, `lookup`, …), added with ``register(_:_:)``.
+    /// RPCs by name (`signUp`, `lookup`, `v2/passwordPolicy`, …; ``APIPath``), added with ``register(_:_:)``.
     package private(set) var rpcs: [String: RPCEndpoint] = [:]
     /// The Secure Token route.
     package var token: RPCEndpoint?

@@ -27,9 +27,24 @@ extension APIRoutes {
         register("update", UpdateRPC.endpoint(service, access: access))
     }
 
+    /// The client configuration the SDKs fetch (federation-and-limits.md §D.1–D.5), and the
+    /// methods Google has that this server refuses (§D.6).
+    package mutating func addClientSurface(settings: ProjectSettings, signer: any TokenSigner) {
+        register("v2/recaptchaConfig", ClientConfigurationRPC.recaptchaConfig(settings))
+        register("v2/passwordPolicy", ClientConfigurationRPC.passwordPolicy(settings))
+        register("v1/projects", ClientConfigurationRPC.projectConfig(settings))
+        register("v1/recaptchaParams", ClientConfigurationRPC.recaptchaParams(settings))
+        register("v1/sessionCookiePublicKeys", ClientConfigurationRPC.sessionCookieKeys(signer))
+        for (name, display) in UnsupportedRPC.methods {
+            register(name, UnsupportedRPC.endpoint("\(display) is not supported by this server."))
+        }
+        for (name, reason) in UnsupportedRPC.disabled { register(name, UnsupportedRPC.endpoint(reason)) }
+    }
+
     /// Admin only.
     package mutating func addAdmin(service: AdminService) {
         register("batchGet", BatchGetRPC.endpoint(service))
+        register("v3/downloadAccount", LegacyTransferRPC.endpoint(BatchGetRPC.endpoint(service)))
         register("batchDelete", BatchDeleteRPC.endpoint(service))
         register("query", QueryAccountsRPC.endpoint(service))
         register("createSessionCookie", CreateSessionCookieRPC.endpoint(service))
@@ -44,6 +59,8 @@ extension APIRoutes {
     package mutating func addImport(
         service: AdminService, store: any UserImportStore, validateHash: @escaping @Sendable (String, [String: String]) throws -> Void
     ) {
-        register("batchCreate", BatchCreateRPC.endpoint(service, store: store, validateHash: validateHash))
+        let batchCreate = BatchCreateRPC.endpoint(service, store: store, validateHash: validateHash)
+        register("batchCreate", batchCreate)
+        register("v3/uploadAccount", LegacyTransferRPC.endpoint(batchCreate))
     }
 }

@@ -25,6 +25,9 @@ package struct ProjectSettings: Sendable {
     package var linkAPIKey = "demo-api-key"
     /// The product name emails use.
     package var productName = "accountd"
+    /// The reCAPTCHA site key the configuration routes name; nothing is ever enforced
+    /// (`ACCOUNTD_RECAPTCHA_SITE_KEY`, federation-and-limits.md §D.4).
+    package var recaptchaSiteKey = "accountd-recaptcha-off"
 
     /// Settings with reference defaults.
     package init(projectID: String) {

@@ -136,11 +136,21 @@ package struct PasswordPolicy: Sendable, Equatable {
         self.maximumLength = maximumLength
     }
 
-    /// Throws `WEAK_PASSWORD` or `PASSWORD_DOES_NOT_MEET_REQUIREMENTS`. Lengths are UTF-16 code
-    /// units, as the SDKs and production count them (an emoji is two).
+    /// Whether the policy is enforced (`enforcementState` `ENFORCE` in `/v2/passwordPolicy`): it
+    /// asks more than Firebase's default, whose only rule (6 characters) is `OFF` there
+    /// (federation-and-limits.md §D.2).
+    package var isEnforced: Bool { minimumLength > Self.firebase.minimumLength }
+
+    /// Throws `WEAK_PASSWORD` (the default policy's short password) or
+    /// `PASSWORD_DOES_NOT_MEET_REQUIREMENTS` (an enforced policy's, and any over the maximum).
+    /// Lengths are UTF-16 code units, as the SDKs and production count them (an emoji is two).
     package func check(_ password: String) throws(AccountError) {
         let length = password.utf16.count
         if length < minimumLength {
+            if isEnforced {
+                throw AccountError(
+                    .passwordTooShort, "Missing password requirements: [Password must contain at least \(minimumLength) characters]")
+            }
             throw AccountError(.weakPassword, "Password should be at least \(minimumLength) characters")
         }
         if length > maximumLength {

@@ -5,6 +5,9 @@ package struct AccountError: Error, Hashable, Sendable, CustomStringConvertible 
     package enum Code: String, Sendable, CaseIterable {
         // Input
         case missingEmail, invalidEmail, missingPassword, weakPassword, passwordTooLong
+        /// Shorter than a minimum the project raised above Firebase's 6: the enforced policy's
+        /// refusal (federation-and-limits.md §D.2), where the default policy says `weakPassword`.
+        case passwordTooShort
         case missingNewEmail, invalidNewEmail
         case missingIdentifier, invalidIdentifier, missingContinueURI, invalidContinueURI
         case unauthorizedDomain, missingAndroidPackageName, missingIOSBundleID
