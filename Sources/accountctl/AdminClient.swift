@@ -40,6 +40,12 @@ final class AdminClient {
         return try await send(.GET, "/v1/projects/\(project)/accounts:\(rpc)\(suffix)", body: nil)
     }
 
+    /// A project's resource collection (`customTokenSigners`), or one of its resources.
+    func resource(_ method: HTTPMethod, _ collection: String, id: String? = nil, body: [String: Any]? = nil) async throws -> [String: Any] {
+        let encoded = id.map { "/" + ($0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? $0) } ?? ""
+        return try await send(method, "/v1/projects/\(project)/\(collection)\(encoded)", body: body)
+    }
+
     private func send(_ method: HTTPMethod, _ path: String, body: [String: Any]?) async throws -> [String: Any] {
         if !reachable {
             do {
@@ -73,7 +79,7 @@ final class AdminClient {
             case 500...: throw CLIError(message: "server error: \(message)", exitCode: 70)
             default:
                 let code = message.split(separator: " ").first.map(String.init) ?? message
-                if ["USER_NOT_FOUND", "EMAIL_NOT_FOUND", "SESSION_NOT_FOUND"].contains(code) {
+                if ["USER_NOT_FOUND", "EMAIL_NOT_FOUND", "SESSION_NOT_FOUND", "CONFIGURATION_NOT_FOUND"].contains(code) {
                     throw CLIError.notFound(message)
                 }
                 throw CLIError(message: message, exitCode: 65)

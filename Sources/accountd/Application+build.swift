@@ -60,6 +60,9 @@ func buildApplication(
     routes.addAccounts(service: service)
     let actionCodes = ActionCodeService(accounts: service, store: store)
     routes.addActionCodes(service: actionCodes, access: configuration.accessPolicy)
+    routes.addCustomTokens(
+        service: CustomTokenService(
+            accounts: service, signers: store, crypto: RSACustomTokenCrypto(), acceptUnsigned: configuration.acceptUnsignedCustomTokens))
     let admin = AdminService(accounts: service, store: store, keys: keyRing)
     routes.addAdmin(service: admin)
     routes.addImport(service: admin, store: store) { algorithm, parameters in

@@ -116,6 +116,9 @@ struct Configuration: Sendable {
     var hashQueueLimit: Int?
     /// Proxies whose `X-Forwarded-For` names the client (`ACCOUNTD_TRUSTED_PROXIES`, CIDRs; none).
     var trustedProxies: [IPNetwork] = []
+    /// The Admin SDK's unsigned emulator-mode custom tokens accepted
+    /// (`ACCOUNTD_ACCEPT_UNSIGNED_CUSTOM_TOKENS`; `demo-` projects only, federation-and-limits.md §C.6).
+    var acceptUnsignedCustomTokens = false
 
     /// Who may call, derived from the keys and tokens.
     var accessPolicy: AccessPolicy {
@@ -345,6 +348,15 @@ extension Configuration {
                 )
             }
         }
+        let acceptUnsigned = flag("ACCOUNTD_ACCEPT_UNSIGNED_CUSTOM_TOKENS")
+        if acceptUnsigned {
+            if isDemo {
+                defaults.append(
+                    "unsigned custom tokens are accepted: anyone can sign in as any uid (ACCOUNTD_ACCEPT_UNSIGNED_CUSTOM_TOKENS)")
+            } else {
+                problems.append("ACCOUNTD_ACCEPT_UNSIGNED_CUSTOM_TOKENS lets anyone sign in as any uid: only demo- projects may set it")
+            }
+        }
         let hashQueue = input.environment["ACCOUNTD_HASH_QUEUE_LIMIT"] == nil ? nil : number("ACCOUNTD_HASH_QUEUE_LIMIT", 64, 1...1_000_000)
         var trustedProxies: [IPNetwork] = []
         for entry in Self.list(input.environment["ACCOUNTD_TRUSTED_PROXIES"] ?? "") {
@@ -415,7 +427,8 @@ extension Configuration {
             httpRequestTimeoutSeconds: requestTimeout,
             abuseLimits: abuseLimits,
             hashQueueLimit: hashQueue.map(Int.init),
-            trustedProxies: trustedProxies
+            trustedProxies: trustedProxies,
+            acceptUnsignedCustomTokens: acceptUnsigned
         )
     }
 

@@ -366,3 +366,91 @@ struct AbuseLimitRulesTests {
         #expect(AbuseLimiter.networkKey("::1") == "0:0:0:0::/64")
     }
 }
+
+@Suite("Custom-token rules (pure)")
+struct CustomTokenRulesTests {
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    /// An unsigned-shaped token (the rules below the signature do not look at it) with `payload`.
+    static func token(_ payload: [String: JSONValue], header: [String: JSONValue] = ["alg": .string("RS256")], signature: String = "c2ln")
+        -> String
+    {
+        func segment(_ object: [String: JSONValue]) -> String { Base64URL.encode(Array(JSONValue.object(object).serialized().utf8)) }
+        return segment(header) + "." + segment(payload) + "." + signature
+    }
+
+    static func payload(iat: Int64 = 1_800_000_000, exp: Int64 = 1_800_003_600, uid: JSONValue? = .string("u1")) -> [String: JSONValue] {
+        var payload: [String: JSONValue] = [
+            "aud": .string(CustomTokenRules.audience), "iss": .string("sa@x"), "sub": .string("sa@x"), "iat": .int(iat), "exp": .int(exp),
+        ]
+        payload["uid"] = uid
+        return payload
+    }
+
+    func grant(_ payload: [String: JSONValue]) throws -> CustomTokenGrant {
+        try CustomTokenRules.grant(try CustomTokenRules.parse(Self.token(payload), acceptUnsigned: false), now: Self.now)
+    }
+
+    @Test("steps 1–6 in order: presence, shape, JSON, audience, algorithm, signature")
+    func parse() {
+        #expect(throws: AccountError(.missingCustomToken)) { try CustomTokenRules.parse("", acceptUnsigned: false) }
+        #expect(throws: AccountError(.invalidCustomToken, "Invalid assertion format. 3 dot separated segments required.")) {
+            try CustomTokenRules.parse("a.b", acceptUnsigned: false)
+        }
+        #expect(throws: AccountError(.invalidCustomToken, "Invalid assertion format. 3 dot separated segments required.")) {
+            try CustomTokenRules.parse(Self.token(Self.payload(), signature: String(repeating: "A", count: 9000)), acceptUnsigned: false)
+        }
+        // A wrong audience is named before a wrong algorithm.
+        var wrongAudience = Self.payload()
+        wrongAudience["aud"] = .string("demo-x")
+        #expect(throws: AccountError.self) {
+            try CustomTokenRules.parse(Self.token(wrongAudience, header: ["alg": .string("HS256")]), acceptUnsigned: false)
+        }
+        do {
+            _ = try CustomTokenRules.parse(Self.token(wrongAudience, header: ["alg": .string("HS256")]), acceptUnsigned: false)
+        } catch {
+            #expect(error.detail?.hasPrefix("Invalid aud (audience): demo-x.") == true)
+        }
+        let unsigned = Self.token(Self.payload(), header: ["alg": .string("none")], signature: "")
+        #expect(throws: AccountError(.invalidCustomToken)) { try CustomTokenRules.parse(unsigned, acceptUnsigned: false) }
+        #expect((try? CustomTokenRules.parse(unsigned, acceptUnsigned: true))?.isUnsigned == true)
+        #expect(throws: AccountError(.invalidCustomToken, "Missing signature.")) {
+            try CustomTokenRules.parse(Self.token(Self.payload(), signature: ""), acceptUnsigned: true)
+        }
+    }
+
+    @Test("step 8's window at its edges: iat up to 300 s ahead, exp after now, at most an hour between")
+    func window() throws {
+        let expired = AccountError(.invalidCustomToken, "Token expired, or issued too far in the future.")
+        #expect(try grant(Self.payload(iat: 1_800_000_300, exp: 1_800_003_600)).localID == "u1")
+        #expect(throws: expired) { try grant(Self.payload(iat: 1_800_000_301, exp: 1_800_003_600)) }
+        #expect(throws: expired) { try grant(Self.payload(iat: 1_799_996_400, exp: 1_800_000_000)) }
+        #expect(try grant(Self.payload(iat: 1_799_996_401, exp: 1_800_000_001)).replayUntil == Date(timeIntervalSince1970: 1_800_000_301))
+        #expect(throws: expired) { try grant(Self.payload(iat: 1_800_000_000, exp: 1_800_003_601)) }
+    }
+
+    @Test("steps 9–12: tenant, uid, claims")
+    func identity() throws {
+        var tenant = Self.payload()
+        tenant["tenant_id"] = .string("t")
+        #expect(throws: AccountError(.tenantIDMismatch)) { try grant(tenant) }
+        tenant["tenant_id"] = .string("")
+        #expect(try grant(tenant).localID == "u1")
+        #expect(throws: AccountError(.missingIdentifier)) { try grant(Self.payload(uid: nil)) }
+        let badUID = AccountError(.invalidCustomToken, "uid must be 1-128 printable ASCII characters.")
+        for uid: JSONValue in [.string(""), .string("has space"), .string(String(repeating: "x", count: 129)), .string("é"), .int(7)] {
+            #expect(throws: badUID) { try grant(Self.payload(uid: uid)) }
+        }
+        #expect(try grant(Self.payload(uid: .string(String(repeating: "x", count: 128)))).localID.count == 128)
+        var claims = Self.payload()
+        claims["claims"] = .object(["role": .string("admin"), "level": .int(3)])
+        let overlay = try #require(try grant(claims).claimsOverlay)
+        #expect(try JSONValue.parse(overlay) == claims["claims"])
+        claims["claims"] = .object(["sid": .string("x")])
+        #expect(throws: AccountError(.forbiddenClaim, "sid")) { try grant(claims) }
+        claims["claims"] = .array([])
+        #expect(throws: AccountError(.invalidClaims)) { try grant(claims) }
+        claims["claims"] = .object([:])
+        #expect(try grant(claims).claimsOverlay == nil)
+    }
+}

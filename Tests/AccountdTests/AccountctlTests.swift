@@ -1,6 +1,7 @@
 import AccountTesting
 import Foundation
 import Testing
+import _CryptoExtras
 
 @testable import accountd
 
@@ -124,6 +125,39 @@ struct AccountctlTests {
             #expect(try await Self.run(["users", "get", "x@example.com"], url: url, token: "wrong").status == 77)
             #expect(try await Self.run(["users", "get", "x@example.com"], url: "http://127.0.0.1:1").status == 69)
             #expect(try await Self.run(["users", "frobnicate"], url: url).status == 64)
+        }
+    }
+
+    @Test(
+        "custom-tokens: add a signer from a service-account file (the private key stays here), list it, sign in with its token, remove it")
+    func customTokenSigners() async throws {
+        let account = try ServiceAccount("cli")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sa-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("sa.json")
+        let json: [String: Any] = [
+            "type": "service_account", "client_email": account.email, "private_key_id": account.keyID,
+            "private_key": account.key.pkcs8PEMRepresentation,
+        ]
+        try JSONSerialization.data(withJSONObject: json).write(to: file)
+        let clock = ManualClock()
+        try await withServer(database: try await TestDatabase.createMigrated(), clock: clock) { http in
+            let url = "http://127.0.0.1:\(http.adminPort!)"
+            let added = try await Self.run(["custom-tokens", "add-signer", "--service-account-file", file.path], url: url)
+            #expect(added.status == 0, "\(added.errors)")
+            #expect(added.output.contains("trusted \(account.email) key \(account.keyID)"))
+            let listed = try await Self.run(["custom-tokens", "list-signers", "--json"], url: url)
+            let signers =
+                ((try? JSONSerialization.jsonObject(with: Data(listed.output.utf8))) as? [String: Any])?["signers"] as? [[String: Any]]
+            let id = try #require(signers?.first?["signerId"] as? String)
+            let api = API(http: http)
+            let token = try account.token(uid: "cli-user", issuedAt: clock.now())
+            #expect(try await api.client("signInWithCustomToken", ["token": token]).status == 200)
+            #expect(try await Self.run(["custom-tokens", "remove-signer", id], url: url).status == 0)
+            #expect(try await Self.run(["custom-tokens", "remove-signer", id], url: url).status == 66)
+            let usage = try await Self.run(["custom-tokens", "add-signer", "--service-account", account.email], url: url)
+            #expect(usage.status == 64)
         }
     }
 }

@@ -9,8 +9,9 @@ package enum APIPath: Equatable, Sendable {
     /// are named by their path, which no `accounts:` name can spell (it has a `/`):
     /// `v1/projects`, `v2/passwordPolicy`, `v2/accounts/mfaSignIn:start`, `v2/config` (on
     /// `/v2/projects/{p}/config`, project-scoped). The legacy v3 names resolve to their v1 targets
-    /// (federation-and-limits.md §D.7).
-    case rpc(name: String, project: String?)
+    /// (federation-and-limits.md §D.7). Collections of resources (`/v1/projects/{p}/customTokenSigners`,
+    /// `…/customTokenSigners/{id}`) are one name whose handler reads the method and the `resource` id.
+    case rpc(name: String, project: String?, resource: String? = nil)
     /// `/v1/token`.
     case token
     /// `/v1/projects/{p}/tenants/...`.
@@ -69,6 +70,11 @@ package enum APIPath: Equatable, Sendable {
             let project = Self.string(parts[0])
             if parts[1].elementsEqual("tenants".utf8) {
                 self = .tenant
+                return
+            }
+            if parts[1].elementsEqual("customTokenSigners".utf8), parts.count <= 3 {
+                let resource = parts.count == 3 ? Self.string(parts[2]) : nil
+                self = resource?.isEmpty == true ? .unknown : .rpc(name: "v1/customTokenSigners", project: project, resource: resource)
                 return
             }
             guard parts.count == 2 else {

@@ -76,11 +76,11 @@ package struct APIResponder: HTTPResponder {
             guard let route = routes.fixed[path], route.method == request.method || (route.method == .get && request.method == .head)
             else { throw APIError.notFound }
             return try await route.handler(request, context)
-        case .rpc(let name, let project):
+        case .rpc(let name, let project, let resource):
             guard let endpoint = routes.rpcs[name], endpoint.anyMethod || endpoint.method == request.method else {
                 throw APIError.notFound
             }
-            return try await runRPC(endpoint, request: request, context: context, project: project, logger: logger)
+            return try await runRPC(endpoint, request: request, context: context, project: project, resource: resource, logger: logger)
         case .token:
             guard listener.servesClients, let endpoint = routes.token, endpoint.method == request.method else { throw APIError.notFound }
             return try await runToken(endpoint, request: request, context: context, logger: logger)
@@ -96,6 +96,7 @@ package struct APIResponder: HTTPResponder {
         request: Request,
         context: AccountRequestContext,
         project: String?,
+        resource: String?,
         logger: Logger
     ) async throws -> Response {
         let caller = try resolveCaller(request, projectScoped: project != nil, pathProject: project)
@@ -122,6 +123,8 @@ package struct APIResponder: HTTPResponder {
             caller: caller,
             projectID: project ?? access.projectID,
             projectScoped: project != nil,
+            method: request.method,
+            resource: resource,
             body: body,
             userAgent: request.headers[.userAgent],
             ipAddress: clientAddress(request, context),
@@ -145,6 +148,7 @@ package struct APIResponder: HTTPResponder {
             caller: .client(apiKey: key),
             projectID: access.projectID,
             projectScoped: false,
+            method: request.method,
             body: body,
             userAgent: request.headers[.userAgent],
             ipAddress: clientAddress(request, context),

@@ -11,6 +11,10 @@ package struct RPCCall: Sendable {
     package var projectID: String
     /// Whether the path was project-scoped (`/v1/projects/{p}/…`).
     package var projectScoped: Bool
+    /// The HTTP method (a resource collection's handler dispatches on it).
+    package var method: HTTPRequest.Method = .post
+    /// The resource id of a path like `…/customTokenSigners/{id}`.
+    package var resource: String?
     /// The parsed body.
     package var body: RPCBody
     /// `User-Agent`, recorded on sessions.

@@ -41,6 +41,12 @@ extension APIRoutes {
         for (name, reason) in UnsupportedRPC.disabled { register(name, UnsupportedRPC.endpoint(reason)) }
     }
 
+    /// Custom tokens: the client's sign-in and the admin's signers (federation-and-limits.md §C).
+    package mutating func addCustomTokens(service: CustomTokenService) {
+        register("signInWithCustomToken", SignInWithCustomTokenRPC.endpoint(service))
+        register("v1/customTokenSigners", CustomTokenSignersRPC.endpoint(service))
+    }
+
     /// Admin only.
     package mutating func addAdmin(service: AdminService) {
         register("batchGet", BatchGetRPC.endpoint(service))

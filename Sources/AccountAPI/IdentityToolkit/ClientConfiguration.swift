@@ -116,7 +116,6 @@ enum UnsupportedRPC {
     static let disabled: [String: String] = [
         "sendVerificationCode": "Phone sign-in is not enabled.", "signInWithPhoneNumber": "Phone sign-in is not enabled.",
         "signInWithIdp": "Federated sign-in is not enabled.",
-        "signInWithCustomToken": "Custom token sign-in is not enabled.",
     ]
 
     static func endpoint(_ detail: String) -> RPCEndpoint {

@@ -27,6 +27,15 @@ package protocol AccountStore: Sendable {
         for user: UserRecord, upgradedPassword: StoredPassword?, session: NewSession, now: Date
     ) async throws -> (UserRecord, MintTicket)
 
+    /// Custom-token sign-in (federation-and-limits.md §C.4, §C.5), one transaction: the token's
+    /// hash recorded as used unless `replay` is nil (`INVALID_CUSTOM_TOKEN` when it already was),
+    /// the user created when absent (`customAuth`; a concurrent creation of the same id makes this
+    /// an existing-user sign-in) or refused when disabled (`USER_DISABLED`, the token unspent),
+    /// `customAuth` and `lastLoginAt` set, the session started with its claims overlay.
+    func signInWithCustomToken(
+        localID: String, replay: (hash: [UInt8], until: Date)?, session: NewSession, now: Date
+    ) async throws -> (user: UserRecord, ticket: MintTicket, isNewUser: Bool)
+
     /// The refresh transaction of identity-toolkit.md §3.3/§4.17.
     func refresh(_ request: RefreshRequest) async throws -> RefreshResult
 

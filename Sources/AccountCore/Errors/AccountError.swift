@@ -26,6 +26,10 @@ package struct AccountError: Error, Hashable, Sendable, CustomStringConvertible 
         case emailExists, emailNotFound, userNotFound, userDisabled
         case invalidPassword, invalidLoginCredentials
         case credentialTooOldLoginAgain
+        // Custom tokens (federation-and-limits.md §C)
+        case missingCustomToken, invalidCustomToken, credentialMismatch, tenantIDMismatch
+        // Configuration resources (custom-token signers; later IdP configurations)
+        case invalidConfig, configurationExists, configurationNotFound
         // Tokens and sessions
         case tokenExpired, idTokenRevoked, userTokenExpired
         // Policy

@@ -61,6 +61,26 @@ package struct AbuseLimiter: Sendable {
         }
     }
 
+    /// The refusals of a presented credential (a custom token's §C.3 steps 2–13; later an IdP's):
+    /// each counts against the client's address (§E.5 `credential_failures_per_ip`).
+    static let credentialRefusals: Set<AccountError.Code> = [
+        .invalidCustomToken, .credentialMismatch, .tenantIDMismatch, .missingIdentifier, .invalidClaims, .forbiddenClaim,
+        .claimsTooLarge,
+    ]
+
+    /// Runs `body`, a check of a presented credential: refused up front while the address has used
+    /// up its credential failures, and a refusal of the credential counted against it.
+    package func countingCredentialFailures<T>(address: String?, _ body: () async throws -> T) async throws -> T {
+        let network = address.map(Self.networkKey)
+        try await peek(.credentialFailuresPerIP, network)
+        do {
+            return try await body()
+        } catch let error as AccountError where Self.credentialRefusals.contains(error.code) {
+            try await record(.credentialFailuresPerIP, network)
+            throw error
+        }
+    }
+
     /// Refuses when `bucket` has no free cell for `value`, without taking one: the guard in front
     /// of work a failure would be counted for (password hashing, code checks).
     package func peek(_ bucket: LimitBucket, _ value: String?) async throws {

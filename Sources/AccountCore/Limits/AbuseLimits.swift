@@ -39,6 +39,7 @@ package enum LimitBucket: String, Sendable, CaseIterable {
     case mailPerIP = "mail_per_ip"
     case codeFailuresPerIP = "code_failures_per_ip"
     case lookupsPerIP = "lookups_per_ip"
+    case credentialFailuresPerIP = "credential_failures_per_ip"
 
     /// The default of §E.5.
     package var defaultBucket: RateBucket {
@@ -50,6 +51,7 @@ package enum LimitBucket: String, Sendable, CaseIterable {
         case .mailPerIP: RateBucket(burst: 20, period: 180)
         case .codeFailuresPerIP: RateBucket(burst: 30, period: 10)
         case .lookupsPerIP: RateBucket(burst: 60, period: 10)
+        case .credentialFailuresPerIP: RateBucket(burst: 30, period: 10)
         }
     }
 
@@ -59,7 +61,8 @@ package enum LimitBucket: String, Sendable, CaseIterable {
         case .passwordFailuresPerIP: "Too many unsuccessful login attempts. Please try again later."
         case .accountCreationsPerIP: "Too many accounts created from this network. Please try again later."
         case .mailPerAddressSpacing, .mailPerAddress: "Too many emails sent to this address. Please try again later."
-        case .mailPerIP, .codeFailuresPerIP, .lookupsPerIP: "Too many requests from this network. Please try again later."
+        case .mailPerIP, .codeFailuresPerIP, .lookupsPerIP, .credentialFailuresPerIP:
+            "Too many requests from this network. Please try again later."
         }
     }
 }

@@ -27,13 +27,16 @@ package struct SessionRecord: Sendable, Equatable {
     package var revokeReason: RevokeReason?
     /// The user was deleted; the row is a tombstone.
     package var userDeleted: Bool
+    /// A custom token's claims (a JSON object) that this session's ID tokens carry on top of the
+    /// account's (federation-and-limits.md §C.4).
+    package var claimsOverlay: String?
 
     /// Creates a record.
     package init(
         sessionID: String, localID: String, createdAt: Date, authTime: Int64, signInProvider: String, signInMethod: String,
         userAgent: String? = nil, ipAddress: String? = nil, lastRefreshAt: Date? = nil, generation: Int64 = 0,
         generationIssuedAt: Date, salt: [UInt8], keyID: String, lastMintAt: Date? = nil, expiresAt: Date? = nil,
-        revokedAt: Date? = nil, revokeReason: RevokeReason? = nil, userDeleted: Bool = false
+        revokedAt: Date? = nil, revokeReason: RevokeReason? = nil, userDeleted: Bool = false, claimsOverlay: String? = nil
     ) {
         self.sessionID = sessionID
         self.localID = localID
@@ -53,6 +56,7 @@ package struct SessionRecord: Sendable, Equatable {
         self.revokedAt = revokedAt
         self.revokeReason = revokeReason
         self.userDeleted = userDeleted
+        self.claimsOverlay = claimsOverlay
     }
 }
 
@@ -81,6 +85,8 @@ package struct NewSession: Sendable {
     package var ipAddress: String?
     package var salt: [UInt8]
     package var keyID: String
+    /// A custom token's claims for this session's ID tokens (§C.4).
+    package var claimsOverlay: String?
 
     /// Creates a draft with fresh random id and salt.
     package init(

@@ -6,11 +6,17 @@ package enum IDTokenClaims {
         "nbf", "nonce", "sub", "sid",
     ]
 
-    /// The payload for `user`'s session `sessionID` minted with `ticket`.
+    /// The payload for `user`'s session `sessionID` minted with `ticket`: the account's custom
+    /// claims, a custom-token session's `overlay` on top (federation-and-limits.md §C.4), then
+    /// the claims the account owns.
     package static func make(
-        user: UserRecord, sessionID: String, signInProvider: String, ticket: MintTicket, settings: ProjectSettings
+        user: UserRecord, sessionID: String, signInProvider: String, ticket: MintTicket, settings: ProjectSettings,
+        overlay: String? = nil
     ) -> [String: JSONValue] {
         var claims = user.customClaims
+        if let overlay, let object = (try? JSONValue.parse(overlay))?.objectValue {
+            claims.merge(object) { _, session in session }
+        }
         claims["iss"] = .string(settings.issuer)
         claims["aud"] = .string(settings.projectID)
         claims["sub"] = .string(user.localID)

@@ -123,6 +123,8 @@ package struct PostgresAccountStore: AccountStore {
             case "users_email_key": return AccountError(.emailExists)
             case "users_phone_key": return AccountError(.phoneNumberExists)
             case "users_pkey": return AccountError(.duplicateLocalID)
+            case "custom_token_signers_fingerprint_key":
+                return AccountError(.configurationExists, "This key is already registered for the project.")
             default: return error
             }
         case "22021", "22P05", "22P02", "22025":

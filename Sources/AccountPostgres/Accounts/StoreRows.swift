@@ -64,7 +64,7 @@ enum UserColumn: Int, CaseIterable {
 /// The session row's columns (over `sessions`), in select-list order.
 enum SessionColumn: Int, CaseIterable {
     case sessionID, localID, createdAt, authTime, signInProvider, signInMethod, userAgent, ipAddress, lastRefreshAt
-    case generation, generationIssuedAt, salt, keyID, lastMintAt, expiresAt, revokedAt, revokeReason, userDeleted
+    case generation, generationIssuedAt, salt, keyID, lastMintAt, expiresAt, revokedAt, revokeReason, userDeleted, claimsOverlay
 
     var sql: String {
         switch self {
@@ -86,6 +86,7 @@ enum SessionColumn: Int, CaseIterable {
         case .revokedAt: "revoked_at"
         case .revokeReason: "revoke_reason"
         case .userDeleted: "user_deleted"
+        case .claimsOverlay: "claims_overlay"
         }
     }
 }
@@ -175,7 +176,8 @@ extension PostgresAccountStore {
             expiresAt: try c(.expiresAt),
             revokedAt: try c(.revokedAt),
             revokeReason: try c(.revokeReason, as: String?.self).flatMap(RevokeReason.init(rawValue:)),
-            userDeleted: try c(.userDeleted)
+            userDeleted: try c(.userDeleted),
+            claimsOverlay: try c(.claimsOverlay)
         )
     }
 }

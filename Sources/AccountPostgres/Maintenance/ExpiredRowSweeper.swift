@@ -7,7 +7,8 @@ import ServiceLifecycle
 /// 7 days (kept that long so `EXPIRED_OOB_CODE` stays distinct from `INVALID_OOB_CODE`), revoked
 /// sessions and deleted users' tombstones after 30 days, delivered or failed outbox rows after 7
 /// days; abuse-limit buckets once full again, and password-failure counts once a new failure would
-/// start afresh (`failureReset`) and no lock is in force. Runs hourly in small batches so it never
+/// start afresh (`failureReset`) and no lock is in force; used custom tokens' hashes once the
+/// tokens have expired. Runs hourly in small batches so it never
 /// holds long locks; every replica may run it.
 package struct ExpiredRowSweeper: Service {
     private let database: Database
@@ -61,6 +62,11 @@ package struct ExpiredRowSweeper: Service {
             DELETE FROM password_failures WHERE (key, class) IN (SELECT key, class FROM password_failures
               WHERE last_failure_at < \(now) - make_interval(secs => \(failureReset))
                 AND (locked_until IS NULL OR locked_until < \(now)) LIMIT 5000)
+            """,
+            // A used custom token's hash, once the token itself could no longer be accepted.
+            """
+            DELETE FROM used_custom_tokens WHERE token_hash IN (SELECT token_hash FROM used_custom_tokens
+              WHERE expires_at < \(now) LIMIT 5000)
             """,
         ]
         var total = 0

@@ -1,0 +1,131 @@
+import Foundation
+
+/// Custom-token sign-in (federation-and-limits.md §C) and the signers an operator registers for it.
+package struct CustomTokenService: Sendable {
+    package let accounts: AccountService
+    package let signers: any CustomTokenSignerStore
+    package let crypto: any CustomTokenCrypto
+    /// Whether the Admin SDK's unsigned emulator-mode tokens are accepted (§C.6; `demo-` only).
+    package let acceptUnsigned: Bool
+
+    /// Wires the service.
+    package init(accounts: AccountService, signers: any CustomTokenSignerStore, crypto: any CustomTokenCrypto, acceptUnsigned: Bool) {
+        self.accounts = accounts
+        self.signers = signers
+        self.crypto = crypto
+        self.acceptUnsigned = acceptUnsigned
+    }
+
+    /// What a sign-in returns.
+    package struct SignedIn: Sendable {
+        package var user: UserRecord
+        package var tokens: AccountService.TokenBundle
+        package var isNewUser: Bool
+    }
+
+    /// `accounts:signInWithCustomToken`: §C.3's checks in order (steps 2–13 counted against the
+    /// client's address, §E.5), then one transaction that creates or signs in the user, records
+    /// the token as used, and starts a session whose ID tokens carry the token's claims (§C.4).
+    package func signIn(token raw: String?, client: AccountService.Client) async throws -> SignedIn {
+        guard let raw, !raw.isEmpty else { throw AccountError(.missingCustomToken) }
+        let (token, grant) = try await accounts.limiter.countingCredentialFailures(address: client.ipAddress) {
+            let token = try CustomTokenRules.parse(raw, acceptUnsigned: acceptUnsigned)
+            if !token.isUnsigned { try await verifySignature(token) }
+            return (token, try CustomTokenRules.grant(token, now: accounts.clock.now()))
+        }
+        var session = accounts.newSession(provider: "custom", method: "custom", client: client)
+        session.claimsOverlay = grant.claimsOverlay
+        // An unsigned token (tests, local development) may be used again; a signed one once (§C.5).
+        // The key is the signed part, not the text sent: another spelling of the same signature
+        // (base64 padding, spare bits) is the same token.
+        let replay = token.isUnsigned ? nil : (hash: crypto.sha256(token.signingInput), until: grant.replayUntil)
+        let started = try await accounts.limiter.countingCredentialFailures(address: client.ipAddress) {
+            try await accounts.store.signInWithCustomToken(
+                localID: grant.localID, replay: replay, session: session, now: accounts.clock.now())
+        }
+        let tokens = try await accounts.mint(started.user, session, started.ticket)
+        return SignedIn(user: started.user, tokens: tokens, isNewUser: started.isNewUser)
+    }
+
+    /// Step 7: a key registered for the token's `iss` in this project (with a `kid`, only keys
+    /// registered without one or with that one) verifies the signature; a key of another project
+    /// that verifies it is `CREDENTIAL_MISMATCH`.
+    private func verifySignature(_ token: CustomToken) async throws {
+        let issuer = try CustomTokenRules.issuer(of: token)
+        let candidates = try await signers.signers(email: issuer).filter { signer in
+            token.keyID == nil || signer.keyID == nil || signer.keyID == token.keyID
+        }
+        let verifies = { (signer: CustomTokenSigner) in
+            crypto.verifyRS256(signature: token.signature, signingInput: token.signingInput, spki: signer.spki)
+        }
+        let project = accounts.settings.projectID
+        if candidates.contains(where: { $0.project == project && verifies($0) }) { return }
+        if candidates.contains(where: { $0.project != project && verifies($0) }) { throw AccountError(.credentialMismatch) }
+        throw AccountError(.invalidCustomToken)
+    }
+
+    // MARK: Signers (§C.2)
+
+    /// A registration: the service account and one source of keys.
+    package struct Registration: Sendable {
+        package var serviceAccountEmail: String?
+        package var publicKeyPEM: String?
+        package var certificatePEM: String?
+        package var jwks: String?
+        package var keyID: String?
+
+        /// Creates a registration.
+        package init(serviceAccountEmail: String?, publicKeyPEM: String?, certificatePEM: String?, jwks: String?, keyID: String?) {
+            self.serviceAccountEmail = serviceAccountEmail
+            self.publicKeyPEM = publicKeyPEM
+            self.certificatePEM = certificatePEM
+            self.jwks = jwks
+            self.keyID = keyID
+        }
+    }
+
+    /// Registers the keys of `registration` for this project; one signer per key.
+    package func addSigner(_ registration: Registration) async throws -> [CustomTokenSigner] {
+        guard let email = registration.serviceAccountEmail?.trimmingCharacters(in: .whitespaces), !email.isEmpty,
+            email.count <= 320, email.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }), email.contains("@")
+        else { throw AccountError(.invalidConfig, "serviceAccountEmail must be an email address.") }
+        let sources = [
+            ("publicKeyPem", registration.publicKeyPEM), ("x509Certificate", registration.certificatePEM), ("jwks", registration.jwks),
+        ].filter { $0.1 != nil }
+        guard sources.count == 1, let source = sources.first?.0 else {
+            throw AccountError(.invalidConfig, "Give exactly one of publicKeyPem, x509Certificate, jwks.")
+        }
+        if let keyID = registration.keyID, keyID.isEmpty || keyID.count > 256 {
+            throw AccountError(.invalidConfig, "keyId must be 1-256 characters.")
+        }
+        let keys = try crypto.signerKeys(
+            publicKeyPEM: registration.publicKeyPEM, certificatePEM: registration.certificatePEM, jwks: registration.jwks)
+        let now = accounts.clock.now()
+        let created = keys.map { key in
+            CustomTokenSigner(
+                signerID: "cts_" + accounts.randomIdentifier(count: 20, alphabet: Self.alphabet), project: accounts.settings.projectID,
+                email: email, keyID: registration.keyID ?? key.keyID, spki: key.spki, source: source, createdAt: now)
+        }
+        try await signers.addSigners(created)
+        return created
+    }
+
+    /// This project's signers.
+    package func listSigners() async throws -> [CustomTokenSigner] {
+        try await signers.signers(project: accounts.settings.projectID)
+    }
+
+    /// Removes one; `CONFIGURATION_NOT_FOUND` when it is not this project's.
+    package func removeSigner(_ signerID: String) async throws {
+        guard try await signers.removeSigner(project: accounts.settings.projectID, signerID: signerID) else {
+            throw AccountError(.configurationNotFound)
+        }
+    }
+
+    /// The SHA-256 of a signer's key, hex: what an operator compares with `openssl`'s.
+    package func fingerprint(_ signer: CustomTokenSigner) -> String {
+        Hex.encode(crypto.sha256(signer.spki))
+    }
+
+    private static let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
+}

@@ -1,0 +1,125 @@
+package import AccountCore
+package import Foundation
+import Logging
+import PostgresNIO
+
+/// Custom tokens (federation-and-limits.md §C): the registered signers, and the sign-in
+/// transaction with its replay row.
+extension PostgresAccountStore: CustomTokenSignerStore {
+    package func signers(email: String) async throws -> [CustomTokenSigner] {
+        try await translating {
+            try await onConnection { tx in
+                try await Self.decodeSigners(
+                    tx.query(
+                        "SELECT \(unescaped: Self.signerColumns) FROM custom_token_signers WHERE tenant_id = \(tenant) AND email = \(email)"
+                    ))
+            }
+        }
+    }
+
+    package func signers(project: String) async throws -> [CustomTokenSigner] {
+        try await translating {
+            try await onConnection { tx in
+                try await Self.decodeSigners(
+                    tx.query(
+                        """
+                        SELECT \(unescaped: Self.signerColumns) FROM custom_token_signers
+                        WHERE tenant_id = \(tenant) AND project = \(project) ORDER BY created_at, signer_id
+                        """))
+            }
+        }
+    }
+
+    package func addSigners(_ signers: [CustomTokenSigner]) async throws {
+        try await transaction { tx in
+            for signer in signers {
+                try await tx.query(
+                    """
+                    INSERT INTO custom_token_signers (signer_id, tenant_id, project, email, key_id, spki, fingerprint, source, created_at)
+                    VALUES (\(signer.signerID), \(tenant), \(signer.project), \(signer.email), \(signer.keyID), \(Data(signer.spki)),
+                        sha256(\(Data(signer.spki))), \(signer.source), \(signer.createdAt))
+                    """)
+                try await tx.audit(
+                    "customTokenSigner.add", localID: nil,
+                    details: ["signerId": signer.signerID, "serviceAccountEmail": signer.email, "keyId": signer.keyID ?? ""])
+            }
+        }
+    }
+
+    package func removeSigner(project: String, signerID: String) async throws -> Bool {
+        try await transaction { tx in
+            var removed = false
+            for try await _ in try await tx.query(
+                """
+                DELETE FROM custom_token_signers WHERE tenant_id = \(tenant) AND project = \(project) AND signer_id = \(signerID)
+                RETURNING 1
+                """)
+            {
+                removed = true
+            }
+            if removed { try await tx.audit("customTokenSigner.remove", localID: nil, details: ["signerId": signerID]) }
+            return removed
+        }
+    }
+
+    package func signInWithCustomToken(
+        localID: String, replay: (hash: [UInt8], until: Date)?, session: NewSession, now: Date
+    ) async throws -> (user: UserRecord, ticket: MintTicket, isNewUser: Bool) {
+        try await transaction { tx in
+            if let replay {
+                var fresh = false
+                for try await _ in try await tx.query(
+                    """
+                    INSERT INTO used_custom_tokens (token_hash, expires_at) VALUES (\(Data(replay.hash)), \(replay.until))
+                    ON CONFLICT DO NOTHING RETURNING 1
+                    """)
+                {
+                    fresh = true
+                }
+                guard fresh else { throw AccountError(.invalidCustomToken, "Custom token has already been used.") }
+            }
+            // A first sign-in creates the user; two at once for one new uid: the primary key lets
+            // one insert, and the other waits on that row and signs in as an existing user.
+            var created = false
+            for try await _ in try await tx.query(
+                """
+                INSERT INTO users (tenant_id, local_id, custom_auth, created_at, tokens_valid_after, valid_since)
+                VALUES (\(tenant), \(localID), true, \(now), \(now), \(RevocationRules.seconds(now)))
+                ON CONFLICT (tenant_id, local_id) DO NOTHING RETURNING 1
+                """)
+            {
+                created = true
+            }
+            guard var user = try await tx.user(localID: localID, lock: true) else { throw AccountError(.userNotFound) }
+            // A refusal rolls the replay row back with everything else: the token stays usable.
+            if user.disabled { throw AccountError(.userDisabled) }
+            try await tx.query(
+                """
+                UPDATE users SET custom_auth = true, last_login_at = \(now) WHERE tenant_id = \(tenant) AND local_id = \(localID)
+                """)
+            user.customAuth = true
+            user.lastLoginAt = now
+            let ticket = try await tx.insertSession(session, user: user, now: now)
+            if let overlay = session.claimsOverlay {
+                try await tx.query(
+                    "UPDATE sessions SET claims_overlay = \(overlay) WHERE tenant_id = \(tenant) AND session_id = \(session.sessionID)")
+            }
+            if created { try await tx.audit("user.create", localID: localID, details: ["provider": "custom"], always: false) }
+            return (user, ticket, created)
+        }
+    }
+
+    static let signerColumns = "signer_id, project, email, key_id, spki, source, created_at"
+
+    static func decodeSigners(_ rows: PostgresRowSequence) async throws -> [CustomTokenSigner] {
+        var signers: [CustomTokenSigner] = []
+        for try await (id, project, email, keyID, spki, source, createdAt) in rows.decode(
+            (String, String, String, String?, Data, String, Date).self)
+        {
+            signers.append(
+                CustomTokenSigner(
+                    signerID: id, project: project, email: email, keyID: keyID, spki: Array(spki), source: source, createdAt: createdAt))
+        }
+        return signers
+    }
+}
