@@ -63,6 +63,8 @@ func buildApplication(
     routes.addCustomTokens(
         service: CustomTokenService(
             accounts: service, signers: store, crypto: RSACustomTokenCrypto(), acceptUnsigned: configuration.acceptUnsignedCustomTokens))
+    let idpConfigs = PostgresIdPConfigStore(database: postgres, logger: logger, sealer: sealer, project: configuration.projectID)
+    routes.addIdPConfigs(service: IdPConfigService(store: idpConfigs, settings: configuration.projectSettings, clock: clock))
     let admin = AdminService(accounts: service, store: store, keys: keyRing)
     routes.addAdmin(service: admin)
     routes.addImport(service: admin, store: store) { algorithm, parameters in

@@ -29,7 +29,10 @@ struct APIPathTests {
         #expect(APIPath("/identitytoolkit.googleapis.com/v2/passwordPolicy") == .rpc(name: "v2/passwordPolicy", project: nil))
         #expect(APIPath("/v2/accounts/mfaSignIn:start") == .rpc(name: "v2/accounts/mfaSignIn:start", project: nil))
         #expect(APIPath("/v2/projects/p1/config") == .rpc(name: "v2/config", project: "p1"))
-        #expect(APIPath("/v2/projects/p1/inboundSamlConfigs/saml.x") == .rpc(name: "v2/inboundSamlConfigs", project: "p1"))
+        #expect(
+            APIPath("/v2/projects/p1/inboundSamlConfigs/saml.x") == .rpc(name: "v2/inboundSamlConfigs", project: "p1", resource: "saml.x"))
+        #expect(APIPath("/v2/projects/p1/oauthIdpConfigs/oidc.a") == .rpc(name: "v2/oauthIdpConfigs", project: "p1", resource: "oidc.a"))
+        #expect(APIPath("/v2/projects/p1/oauthIdpConfigs/a/b") == .unknown)
         #expect(APIPath("/v2/projects/p1/tenants/t1") == .tenant)
         #expect(APIPath("/v1/projects") == .rpc(name: "v1/projects", project: nil))
         #expect(APIPath("/identitytoolkit.googleapis.com/v1/recaptchaParams") == .rpc(name: "v1/recaptchaParams", project: nil))

@@ -137,6 +137,14 @@ package struct APIError: Error, Sendable, Equatable {
         }
         let code = error.code.firebaseMessage
         self.init(.badRequest, message: error.detail.map { "\(code) : \($0)" } ?? code)
+        // The v2 configuration resources answer with an HTTP status and a `status` (federation-and-limits.md §B.3).
+        switch error.code {
+        case .configurationNotFound: (httpStatus, status) = (.notFound, "NOT_FOUND")
+        case .configurationExists: (httpStatus, status) = (.conflict, "ALREADY_EXISTS")
+        case .missingConfigID, .invalidConfigID, .missingOAuthClientID, .missingIssuer, .invalidIssuer, .invalidConfig:
+            status = "INVALID_ARGUMENT"
+        default: break
+        }
         if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
     }
 }

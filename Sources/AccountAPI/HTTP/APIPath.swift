@@ -115,6 +115,10 @@ package enum APIPath: Equatable, Sendable {
             let parts = resource.split(separator: UInt8(ascii: "/"), maxSplits: 2, omittingEmptySubsequences: false)
             guard parts.count >= 2, !parts[0].isEmpty, !parts[1].isEmpty else { return .unknown }
             if parts[1].elementsEqual("tenants".utf8) { return .tenant }
+            if parts.count == 3 {
+                guard !parts[2].isEmpty, !parts[2].contains(UInt8(ascii: "/")) else { return .unknown }
+                return .rpc(name: "v2/" + string(parts[1]), project: string(parts[0]), resource: string(parts[2]))
+            }
             return .rpc(name: "v2/" + string(parts[1]), project: string(parts[0]))
         }
         return rest.isEmpty ? .unknown : .rpc(name: "v2/" + string(rest), project: nil)

@@ -125,6 +125,8 @@ package struct APIResponder: HTTPResponder {
             projectScoped: project != nil,
             method: request.method,
             resource: resource,
+            query: Dictionary(
+                request.uri.queryParameters.filter { $0.key != "key" }.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { $1 }),
             body: body,
             userAgent: request.headers[.userAgent],
             ipAddress: clientAddress(request, context),

@@ -15,6 +15,8 @@ package struct RPCCall: Sendable {
     package var method: HTTPRequest.Method = .post
     /// The resource id of a path like `…/customTokenSigners/{id}`.
     package var resource: String?
+    /// The query's parameters but the API key (`updateMask`, `oauthIdpConfigId`, `pageSize`…).
+    package var query: [String: String] = [:]
     /// The parsed body.
     package var body: RPCBody
     /// `User-Agent`, recorded on sessions.

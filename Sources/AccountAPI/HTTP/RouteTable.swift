@@ -47,6 +47,13 @@ extension APIRoutes {
         register("v1/customTokenSigners", CustomTokenSignersRPC.endpoint(service))
     }
 
+    /// Provider configuration (federation-and-limits.md §B.2), admin only.
+    package mutating func addIdPConfigs(service: IdPConfigService) {
+        register("v2/oauthIdpConfigs", IdPConfigsRPC.endpoint(service, .oidc))
+        register("v2/defaultSupportedIdpConfigs", IdPConfigsRPC.endpoint(service, .defaultSupported))
+        register("v2/defaultSupportedIdps", IdPConfigsRPC.supported())
+    }
+
     /// Admin only.
     package mutating func addAdmin(service: AdminService) {
         register("batchGet", BatchGetRPC.endpoint(service))

@@ -108,8 +108,6 @@ enum UnsupportedRPC {
         "v2/accounts/passkeySignIn:finalize": "passkeySignIn:finalize", "v2/config": "config",
         "v2/identityPlatform:initializeAuth": "identityPlatform:initializeAuth", "v2/inboundSamlConfigs": "inboundSamlConfigs",
         "v3/signOutUser": "signOutUser", "v3/setProjectConfig": "setProjectConfig",
-        // Provider configuration (§B), until it is built.
-        "v2/oauthIdpConfigs": "oauthIdpConfigs", "v2/defaultSupportedIdpConfigs": "defaultSupportedIdpConfigs",
     ]
 
     /// Methods refused with a reason of their own (identity-toolkit.md §4.16).

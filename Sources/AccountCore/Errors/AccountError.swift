@@ -30,6 +30,10 @@ package struct AccountError: Error, Hashable, Sendable, CustomStringConvertible 
         case missingCustomToken, invalidCustomToken, credentialMismatch, tenantIDMismatch
         // Configuration resources (custom-token signers; later IdP configurations)
         case invalidConfig, configurationExists, configurationNotFound
+        case missingConfigID, invalidConfigID, missingOAuthClientID, missingIssuer, invalidIssuer
+        // Federated sign-in (federation-and-limits.md §A.12)
+        case missingRequestURI, invalidRequestURI, invalidCredentialOrProviderID, invalidProviderID, invalidIDPResponse
+        case missingOrInvalidNonce, userCancelled, invalidPendingToken, providerAlreadyLinked, federatedUserIDAlreadyLinked
         // Tokens and sessions
         case tokenExpired, idTokenRevoked, userTokenExpired
         // Policy

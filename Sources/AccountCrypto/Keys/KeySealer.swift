@@ -5,7 +5,7 @@ import Foundation
 /// Seals signing keys' private halves under the key-encryption key (KEK) from configuration:
 /// AES-256-GCM with a subkey derived by HKDF-SHA256, so the database never holds a private key in
 /// the clear and the KEK itself encrypts nothing.
-package struct KeySealer: Sendable {
+package struct KeySealer: SecretSealing {
     /// Names the KEK without revealing it: hex of the first 8 bytes of SHA-256 over a KEK-derived
     /// value. Stored beside each sealed key.
     package let kekID: String
@@ -35,6 +35,21 @@ package struct KeySealer: Sendable {
     package func open(_ sealed: [UInt8]) throws -> [UInt8] {
         do {
             return Array(try AES.GCM.open(AES.GCM.SealedBox(combined: sealed), using: sealingKey))
+        } catch {
+            throw OpenFailed()
+        }
+    }
+
+    /// AES-GCM seals `plaintext` with `context` as additional authenticated data: opened under
+    /// another context (another project, provider or field), it fails.
+    package func seal(_ plaintext: [UInt8], context: String) throws -> [UInt8] {
+        Array(try AES.GCM.seal(plaintext, using: sealingKey, authenticating: Array(context.utf8)).combined!)
+    }
+
+    /// Opens what ``seal(_:context:)`` made under the same `context`.
+    package func open(_ sealed: [UInt8], context: String) throws -> [UInt8] {
+        do {
+            return Array(try AES.GCM.open(AES.GCM.SealedBox(combined: sealed), using: sealingKey, authenticating: Array(context.utf8)))
         } catch {
             throw OpenFailed()
         }
