@@ -89,6 +89,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "AccountIdP",
+            dependencies: [
+                "AccountCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "AccountAPI",
             dependencies: [
                 "AccountCore",
@@ -109,6 +122,8 @@ let package = Package(
                 "AccountPostgres",
                 "AccountAPI",
                 "AccountMail",
+                "AccountIdP",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -1,8 +1,10 @@
 import AccountAPI
 import AccountCore
 import AccountCrypto
+import AccountIdP
 import AccountMail
 import AccountPostgres
+import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -65,6 +67,13 @@ func buildApplication(
             accounts: service, signers: store, crypto: RSACustomTokenCrypto(), acceptUnsigned: configuration.acceptUnsignedCustomTokens))
     let idpConfigs = PostgresIdPConfigStore(database: postgres, logger: logger, sealer: sealer, project: configuration.projectID)
     routes.addIdPConfigs(service: IdPConfigService(store: idpConfigs, settings: configuration.projectSettings, clock: clock))
+    let idpClient = IssuerDirectory.makeClient()
+    let issuers = IssuerDirectory(client: idpClient, clock: clock, allowLoopbackHTTP: configuration.isDemoProject, logger: logger)
+    let federationCrypto = RSACustomTokenCrypto()
+    routes.addFederation(
+        service: FederatedSignInService(
+            accounts: service, configs: idpConfigs, store: store, verifier: issuers, sha256: { federationCrypto.sha256($0) },
+            insecureTestMode: configuration.acceptUnverifiedIdPTokens))
     let admin = AdminService(accounts: service, store: store, keys: keyRing)
     routes.addAdmin(service: admin)
     routes.addImport(service: admin, store: store) { algorithm, parameters in
@@ -82,6 +91,7 @@ func buildApplication(
 
     let gate = StartupGate()
     var services: [any Service] = [
+        HTTPClientService(client: idpClient),
         postgres, RevocationListener(database: postgres, cache: cache, logger: logger),
         GatedService(gate: gate, inner: KeyPromotionService(keyRing: keyRing, logger: logger)),
         GatedService(
@@ -133,6 +143,16 @@ func buildApplication(
         await gate.openGate()
     }
     return app
+}
+
+/// Shuts an HTTP client down when the application stops (AsyncHTTPClient requires it).
+struct HTTPClientService: Service {
+    let client: HTTPClient
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        try await client.shutdown()
+    }
 }
 
 /// One listener's HTTP/1 server: the request timeout (``RequestDeadlineHandler``) and idle timeout.

@@ -119,6 +119,8 @@ struct Configuration: Sendable {
     /// The Admin SDK's unsigned emulator-mode custom tokens accepted
     /// (`ACCOUNTD_ACCEPT_UNSIGNED_CUSTOM_TOKENS`; `demo-` projects only, federation-and-limits.md §C.6).
     var acceptUnsignedCustomTokens = false
+    /// §A.13's insecure IdP test mode (`ACCOUNTD_ACCEPT_UNVERIFIED_IDP_TOKENS`; `demo-` projects only).
+    var acceptUnverifiedIdPTokens = false
 
     /// Who may call, derived from the keys and tokens.
     var accessPolicy: AccessPolicy {
@@ -357,6 +359,16 @@ extension Configuration {
                 problems.append("ACCOUNTD_ACCEPT_UNSIGNED_CUSTOM_TOKENS lets anyone sign in as any uid: only demo- projects may set it")
             }
         }
+        let acceptUnverified = flag("ACCOUNTD_ACCEPT_UNVERIFIED_IDP_TOKENS")
+        if acceptUnverified {
+            if isDemo {
+                defaults.append(
+                    "IdP tokens are accepted unverified (unsigned or bare JSON): anyone can sign in as any identity (ACCOUNTD_ACCEPT_UNVERIFIED_IDP_TOKENS)"
+                )
+            } else {
+                problems.append("ACCOUNTD_ACCEPT_UNVERIFIED_IDP_TOKENS accepts unsigned IdP tokens: only demo- projects may set it")
+            }
+        }
         let hashQueue = input.environment["ACCOUNTD_HASH_QUEUE_LIMIT"] == nil ? nil : number("ACCOUNTD_HASH_QUEUE_LIMIT", 64, 1...1_000_000)
         var trustedProxies: [IPNetwork] = []
         for entry in Self.list(input.environment["ACCOUNTD_TRUSTED_PROXIES"] ?? "") {
@@ -428,7 +440,8 @@ extension Configuration {
             abuseLimits: abuseLimits,
             hashQueueLimit: hashQueue.map(Int.init),
             trustedProxies: trustedProxies,
-            acceptUnsignedCustomTokens: acceptUnsigned
+            acceptUnsignedCustomTokens: acceptUnsigned,
+            acceptUnverifiedIdPTokens: acceptUnverified
         )
     }
 

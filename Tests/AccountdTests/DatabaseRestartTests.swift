@@ -253,7 +253,9 @@ final class PrivateCluster: Sendable {
     /// Runs `body` with a new cluster, then stops and removes it.
     static func with(_ body: (PrivateCluster) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("accountd-restart-\(UUID().uuidString)").path
-        let port = try RunningServer.freePort()
+        // Below the ephemeral range: while the cluster restarts its port is free, and a port the
+        // kernel hands out (the suite's servers bind port 0) must never land on it.
+        let port = try RunningServer.freePort(outsideEphemeralRange: true)
         let script = root.appendingPathComponent("scripts/dev-postgres").path
         let output = try await run(script, ["start", directory, String(port)])
         let cluster = PrivateCluster(

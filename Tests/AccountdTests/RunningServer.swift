@@ -92,15 +92,28 @@ final class RunningServer: Sendable {
         return (value("VmRSS"), value("VmHWM"))
     }
 
-    /// A free loopback port (bound to 0, read back, released).
-    static func freePort() throws -> Int {
+    /// A free loopback port (bound to 0, read back, released); `outsideEphemeralRange`: one below
+    /// Linux's ephemeral range (32768–60999), which no bind to port 0 can be given.
+    static func freePort(outsideEphemeralRange: Bool = false) throws -> Int {
+        if outsideEphemeralRange {
+            for _ in 0..<200 {
+                let candidate = Int.random(in: 20000..<32000)
+                if (try? bindLoopback(port: candidate)) != nil { return candidate }
+            }
+            throw TestDatabaseError("no free port below the ephemeral range")
+        }
+        return try bindLoopback(port: 0)
+    }
+
+    /// Binds `port` on loopback (0: any), and returns the port bound before releasing it.
+    private static func bindLoopback(port: Int) throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestDatabaseError("socket() failed") }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
+        address.sin_port = UInt16(port).bigEndian
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }

@@ -47,6 +47,11 @@ extension APIRoutes {
         register("v1/customTokenSigners", CustomTokenSignersRPC.endpoint(service))
     }
 
+    /// Federated sign-in (federation-and-limits.md §A).
+    package mutating func addFederation(service: FederatedSignInService) {
+        register("signInWithIdp", SignInWithIdpRPC.endpoint(service))
+    }
+
     /// Provider configuration (federation-and-limits.md §B.2), admin only.
     package mutating func addIdPConfigs(service: IdPConfigService) {
         register("v2/oauthIdpConfigs", IdPConfigsRPC.endpoint(service, .oidc))

@@ -113,7 +113,6 @@ enum UnsupportedRPC {
     /// Methods refused with a reason of their own (identity-toolkit.md §4.16).
     static let disabled: [String: String] = [
         "sendVerificationCode": "Phone sign-in is not enabled.", "signInWithPhoneNumber": "Phone sign-in is not enabled.",
-        "signInWithIdp": "Federated sign-in is not enabled.",
     ]
 
     static func endpoint(_ detail: String) -> RPCEndpoint {

@@ -28,18 +28,19 @@ extension AccountService {
     func mint(_ user: UserRecord, _ session: NewSession, _ ticket: MintTicket) async throws -> TokenBundle {
         try await mint(
             user, sessionID: session.sessionID, provider: session.signInProvider, generation: 0, salt: session.salt,
-            keyID: session.keyID, ticket: ticket, overlay: session.claimsOverlay
+            keyID: session.keyID, ticket: ticket, overlay: session.claimsOverlay, signInAttributes: session.signInAttributes
         )
     }
 
     func mint(
         _ user: UserRecord, sessionID: String, provider: String, generation: Int64, salt: [UInt8], keyID: String, ticket: MintTicket,
-        overlay: String? = nil
+        overlay: String? = nil, signInAttributes: String? = nil
     ) async throws -> TokenBundle {
         let wait = Double(ticket.issuedAt) - clock.now().timeIntervalSince1970
         if wait > 0 { try await Task.sleep(for: .milliseconds(Int(wait * 1000) + 1)) }
         let claims = IDTokenClaims.make(
-            user: user, sessionID: sessionID, signInProvider: provider, ticket: ticket, settings: settings, overlay: overlay)
+            user: user, sessionID: sessionID, signInProvider: provider, ticket: ticket, settings: settings, overlay: overlay,
+            signInAttributes: signInAttributes)
         let idToken = try await signer.sign(claims: claims)
         let refreshToken = try refreshCodec.token(sessionID: sessionID, generation: generation, salt: salt, keyID: keyID)
         return TokenBundle(idToken: idToken, refreshToken: refreshToken)
@@ -103,7 +104,8 @@ extension AccountService {
         case .refreshed(let user, let session, let ticket):
             let tokens = try await mint(
                 user, sessionID: session.sessionID, provider: session.signInProvider, generation: session.generation,
-                salt: session.salt, keyID: session.keyID, ticket: ticket, overlay: session.claimsOverlay
+                salt: session.salt, keyID: session.keyID, ticket: ticket, overlay: session.claimsOverlay,
+                signInAttributes: session.signInAttributes
             )
             return (user, tokens)
         }

@@ -229,8 +229,9 @@ package struct IdPConfigService: Sendable {
         case "accountdOptions.trustHostedDomain" where config.providerID == "google.com":
             config.options.trustHostedDomain = Self.value(body, path) == nil ? true : try bool(path)
         case "accountdOptions.scopes": config.options.scopes = try strings(path)
-        case "accountdOptions.discoveryUrl" where oidc: config.options.discoveryURL = try string(path)
-        case "accountdOptions.jwksUri" where oidc: config.options.jwksURI = try string(path)
+        // Built-in providers take them too, for a mirror of Google's or Apple's keys (and tests).
+        case "accountdOptions.discoveryUrl": config.options.discoveryURL = try string(path)
+        case "accountdOptions.jwksUri": config.options.jwksURI = try string(path)
         case "accountdOptions.authorizationEndpoint" where oidc: config.options.authorizationEndpoint = try string(path)
         case "accountdOptions.tokenEndpoint" where oidc: config.options.tokenEndpoint = try string(path)
         default: throw AccountError(.invalidConfig, "\(path) is not a valid field")

@@ -66,6 +66,9 @@ package struct AbuseLimiter: Sendable {
     static let credentialRefusals: Set<AccountError.Code> = [
         .invalidCustomToken, .credentialMismatch, .tenantIDMismatch, .missingIdentifier, .invalidClaims, .forbiddenClaim,
         .claimsTooLarge,
+        // signInWithIdp (§A.3 steps 5–7, §A.4–§A.6)
+        .invalidCredentialOrProviderID, .invalidProviderID, .operationNotAllowed, .invalidIDPResponse, .missingOrInvalidNonce,
+        .invalidPendingToken,
     ]
 
     /// Runs `body`, a check of a presented credential: refused up front while the address has used

@@ -30,13 +30,16 @@ package struct SessionRecord: Sendable, Equatable {
     /// A custom token's claims (a JSON object) that this session's ID tokens carry on top of the
     /// account's (federation-and-limits.md §C.4).
     package var claimsOverlay: String?
+    /// The IdP's extra claims of the sign-in, a JSON object (`firebase.sign_in_attributes`, §A.10).
+    package var signInAttributes: String?
 
     /// Creates a record.
     package init(
         sessionID: String, localID: String, createdAt: Date, authTime: Int64, signInProvider: String, signInMethod: String,
         userAgent: String? = nil, ipAddress: String? = nil, lastRefreshAt: Date? = nil, generation: Int64 = 0,
         generationIssuedAt: Date, salt: [UInt8], keyID: String, lastMintAt: Date? = nil, expiresAt: Date? = nil,
-        revokedAt: Date? = nil, revokeReason: RevokeReason? = nil, userDeleted: Bool = false, claimsOverlay: String? = nil
+        revokedAt: Date? = nil, revokeReason: RevokeReason? = nil, userDeleted: Bool = false, claimsOverlay: String? = nil,
+        signInAttributes: String? = nil
     ) {
         self.sessionID = sessionID
         self.localID = localID
@@ -57,6 +60,7 @@ package struct SessionRecord: Sendable, Equatable {
         self.revokeReason = revokeReason
         self.userDeleted = userDeleted
         self.claimsOverlay = claimsOverlay
+        self.signInAttributes = signInAttributes
     }
 }
 
@@ -68,6 +72,8 @@ package enum RevokeReason: String, Sendable, CaseIterable {
     case passwordReset = "PASSWORD_RESET"
     case emailChanged = "EMAIL_CHANGED"
     case emailLinkTakeoverProtection = "EMAIL_LINK_TAKEOVER_PROTECTION"
+    /// A trusted IdP proved the mailbox of an account whose email was never verified (federation-and-limits.md §A.8).
+    case idpTakeoverProtection = "IDP_TAKEOVER_PROTECTION"
     case userDisabled = "USER_DISABLED"
     case userDeleted = "USER_DELETED"
     case refreshTokenReuse = "REFRESH_TOKEN_REUSE"
@@ -87,6 +93,8 @@ package struct NewSession: Sendable {
     package var keyID: String
     /// A custom token's claims for this session's ID tokens (§C.4).
     package var claimsOverlay: String?
+    /// The IdP's extra claims (`firebase.sign_in_attributes`, §A.10).
+    package var signInAttributes: String?
 
     /// Creates a draft with fresh random id and salt.
     package init(

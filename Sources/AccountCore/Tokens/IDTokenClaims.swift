@@ -11,7 +11,7 @@ package enum IDTokenClaims {
     /// the claims the account owns.
     package static func make(
         user: UserRecord, sessionID: String, signInProvider: String, ticket: MintTicket, settings: ProjectSettings,
-        overlay: String? = nil
+        overlay: String? = nil, signInAttributes: String? = nil
     ) -> [String: JSONValue] {
         var claims = user.customClaims
         if let overlay, let object = (try? JSONValue.parse(overlay))?.objectValue {
@@ -45,7 +45,11 @@ package enum IDTokenClaims {
             claims["provider_id"] = .string("anonymous")
             identities = [:]
         }
-        claims["firebase"] = .object(["identities": .object(identities), "sign_in_provider": .string(signInProvider)])
+        var firebase: [String: JSONValue] = ["identities": .object(identities), "sign_in_provider": .string(signInProvider)]
+        if let signInAttributes, let object = (try? JSONValue.parse(signInAttributes))?.objectValue, !object.isEmpty {
+            firebase["sign_in_attributes"] = .object(object)
+        }
+        claims["firebase"] = .object(firebase)
         return claims
     }
 }

@@ -197,7 +197,7 @@ extension StoreTransaction {
             """)
         try await query(
             """
-            UPDATE action_codes SET used_at = \(now), used_reason = 'EMAIL_LINK_TAKEOVER_PROTECTION'
+            UPDATE action_codes SET used_at = \(now), used_reason = \(plan.revokeReason.rawValue)
             WHERE tenant_id = \(tenant) AND local_id = \(localID) AND used_at IS NULL AND kind <> ALL(\(StripPlan.keptCodeKinds.map(\.rawValue)))
             """)
         _ = try await revokeAll(user: user, reason: plan.revokeReason, now: now)

@@ -64,7 +64,8 @@ enum UserColumn: Int, CaseIterable {
 /// The session row's columns (over `sessions`), in select-list order.
 enum SessionColumn: Int, CaseIterable {
     case sessionID, localID, createdAt, authTime, signInProvider, signInMethod, userAgent, ipAddress, lastRefreshAt
-    case generation, generationIssuedAt, salt, keyID, lastMintAt, expiresAt, revokedAt, revokeReason, userDeleted, claimsOverlay
+    case generation, generationIssuedAt, salt, keyID, lastMintAt, expiresAt, revokedAt, revokeReason, userDeleted, claimsOverlay,
+        signInAttributes
 
     var sql: String {
         switch self {
@@ -87,6 +88,7 @@ enum SessionColumn: Int, CaseIterable {
         case .revokeReason: "revoke_reason"
         case .userDeleted: "user_deleted"
         case .claimsOverlay: "claims_overlay"
+        case .signInAttributes: "sign_in_attributes"
         }
     }
 }
@@ -177,7 +179,8 @@ extension PostgresAccountStore {
             revokedAt: try c(.revokedAt),
             revokeReason: try c(.revokeReason, as: String?.self).flatMap(RevokeReason.init(rawValue:)),
             userDeleted: try c(.userDeleted),
-            claimsOverlay: try c(.claimsOverlay)
+            claimsOverlay: try c(.claimsOverlay),
+            signInAttributes: try c(.signInAttributes)
         )
     }
 }

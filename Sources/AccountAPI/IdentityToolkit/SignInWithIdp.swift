@@ -1,0 +1,72 @@
+import AccountCore
+
+/// `accounts:signInWithIdp` (federation-and-limits.md §A.2, §A.10). `needConfirmation` and
+/// `errorMessage` appear only when set: the JS SDK treats the mere key as an error.
+enum SignInWithIdpRPC {
+    static func endpoint(_ service: FederatedSignInService) -> RPCEndpoint {
+        RPCEndpoint { call in
+            var request = FederatedSignInService.Request(client: call.client)
+            request.requestURI = try call.body.string("requestUri")
+            request.postBody = try call.body.string("postBody")
+            request.sessionID = try call.body.string("sessionId")
+            request.pendingToken = try call.body.nonEmptyString("pendingToken")
+            request.idToken = try call.body.nonEmptyString("idToken")
+            request.returnIdpCredential = try call.body.bool("returnIdpCredential") ?? false
+            request.autoCreate = try call.body.bool("autoCreate") ?? true
+            let result = try await service.signIn(request)
+            return WireEncoding.response(
+                json: .object(
+                    body(
+                        result, protection: service.accounts.settings.emailEnumerationProtection && !call.caller.isAdmin,
+                        lifetime: service.accounts.settings.idTokenLifetimeSeconds)))
+        }
+    }
+
+    static func body(_ result: FederatedSignInService.Result, protection: Bool, lifetime: Int64) -> [String: JSONValue] {
+        let assertion = result.assertion
+        var body: [String: JSONValue] = [
+            "kind": .string("identitytoolkit#VerifyAssertionResponse"), "federatedId": .string(assertion.federatedID),
+            "providerId": .string(assertion.providerID), "rawUserInfo": .string(assertion.rawUserInfo),
+            "pendingToken": .string(result.pendingToken), "emailVerified": .bool(assertion.emailVerified),
+        ]
+        if let email = assertion.email { body["email"] = .string(email) }
+        if let token = result.oauthIDToken { body["oauthIdToken"] = .string(token) }
+        if let token = result.oauthAccessToken { body["oauthAccessToken"] = .string(token) }
+        switch result.outcome {
+        case .signedIn(let user, let tokens, let isNewUser, let emailRecycled):
+            body["localId"] = .string(user.localID)
+            if let name = assertion.displayName {
+                body["displayName"] = .string(name)
+                body["fullName"] = .string(name)
+            }
+            for (key, value) in [
+                ("firstName", assertion.firstName), ("lastName", assertion.lastName), ("photoUrl", assertion.photoURL),
+                ("screenName", assertion.screenName),
+            ] {
+                if let value { body[key] = .string(value) }
+            }
+            if let accountEmail = user.email {
+                if accountEmail == assertion.email {
+                    body["emailVerified"] = .bool(user.emailVerified)
+                } else {
+                    body["originalEmail"] = .string(accountEmail)
+                }
+            }
+            if isNewUser { body["isNewUser"] = .bool(true) }
+            if emailRecycled { body["emailRecycled"] = .bool(true) }
+            body["idToken"] = .string(tokens.idToken)
+            body["refreshToken"] = .string(tokens.refreshToken)
+            body["expiresIn"] = .string(String(lifetime))
+        case .needConfirmation(let user):
+            body["needConfirmation"] = .bool(true)
+            if !protection {
+                body["localId"] = .string(user.localID)
+                let providers = user.federated.map(\.providerID)
+                if !providers.isEmpty { body["verifiedProvider"] = .array(providers.map(JSONValue.string)) }
+            }
+        case .failed(let code):
+            body["errorMessage"] = .string(code)
+        }
+        return body
+    }
+}

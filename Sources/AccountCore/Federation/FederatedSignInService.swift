@@ -1,0 +1,226 @@
+import Foundation
+
+/// `accounts:signInWithIdp` (federation-and-limits.md §A): the credential an app holds (an IdP's
+/// ID token), or a pending token, checked in §A.3's order; then the account resolved (§A.8) or the
+/// identity linked (§A.9). The redirect flow (§A.5) arrives with `state` and is answered by its
+/// own path.
+package struct FederatedSignInService: Sendable {
+    package let accounts: AccountService
+    package let configs: any IdPConfigStore
+    package let store: any FederationStore
+    package let verifier: any IdPSignatureVerifier
+    package let sha256: @Sendable ([UInt8]) -> [UInt8]
+    /// §A.13: unsigned or bare-JSON IdP tokens accepted (`demo-` projects only).
+    package let insecureTestMode: Bool
+
+    /// Wires the service.
+    package init(
+        accounts: AccountService, configs: any IdPConfigStore, store: any FederationStore, verifier: any IdPSignatureVerifier,
+        sha256: @escaping @Sendable ([UInt8]) -> [UInt8], insecureTestMode: Bool = false
+    ) {
+        self.accounts = accounts
+        self.configs = configs
+        self.store = store
+        self.verifier = verifier
+        self.sha256 = sha256
+        self.insecureTestMode = insecureTestMode
+    }
+
+    /// A request, as the wire carries it (§A.2).
+    package struct Request: Sendable {
+        package var requestURI: String?
+        package var postBody: String?
+        package var sessionID: String?
+        package var pendingToken: String?
+        /// Link to this signed-in user (§A.9).
+        package var idToken: String?
+        package var returnIdpCredential = false
+        package var autoCreate = true
+        package var client: AccountService.Client
+
+        /// Creates a request.
+        package init(client: AccountService.Client) { self.client = client }
+    }
+
+    /// What the response reports (§A.10).
+    package struct Result: Sendable {
+        package enum Outcome: Sendable {
+            case signedIn(UserRecord, AccountService.TokenBundle, isNewUser: Bool, emailRecycled: Bool)
+            /// §A.8 row 3.
+            case needConfirmation(UserRecord)
+            /// With `returnIdpCredential`: a refusal answered 200 with `errorMessage`.
+            case failed(String)
+        }
+        package var assertion: IdPAssertion
+        package var pendingToken: String
+        package var outcome: Outcome
+        /// What the client sent, echoed.
+        package var oauthIDToken: String?
+        package var oauthAccessToken: String?
+    }
+
+    /// The provider ids A.1 knows but accountd does not verify yet: "not found".
+    static let laterProviders: Set<String> = [
+        "facebook.com", "github.com", "twitter.com", "microsoft.com", "yahoo.com", "linkedin.com", "playgames.google.com", "gc.apple.com",
+    ]
+
+    package func signIn(_ request: Request) async throws -> Result {
+        guard let requestURI = request.requestURI, !requestURI.isEmpty else { throw AccountError(.missingRequestURI) }
+        guard let components = URLComponents(string: requestURI), components.scheme?.isEmpty == false else {
+            throw AccountError(.invalidRequestURI)
+        }
+        let (parameters, normalized) = Self.parameters(requestURI: components, postBody: request.postBody)
+        let limiter = accounts.limiter
+        let address = request.client.ipAddress
+        let (assertion, pendingToken, nonce, config) = try await limiter.countingCredentialFailures(address: address) {
+            if let pending = request.pendingToken, !pending.isEmpty {
+                guard let assertion = try await store.pending(tokenHash: sha256(Array(pending.utf8)), now: accounts.clock.now()) else {
+                    throw AccountError(.invalidPendingToken)
+                }
+                let config = try await enabledConfig(assertion.providerID)
+                return (assertion, pending, nil as (key: [UInt8], until: Date)?, config)
+            }
+            if parameters["state"] != nil {
+                // Redirect flows are started by createAuthUri; none is in progress here.
+                throw AccountError(.invalidIDPResponse, "The sign-in session is unknown or expired.")
+            }
+            let invalidCredential = AccountError(
+                .invalidCredentialOrProviderID, "Invalid IdP response/credential: \(normalized.prefix(2000))")
+            guard let providerID = parameters["providerId"]?.lowercased(), !providerID.isEmpty else { throw invalidCredential }
+            let config = try await enabledConfig(providerID)
+            guard let raw = parameters["id_token"], !raw.isEmpty else { throw invalidCredential }
+            let (assertion, nonce) = try await verify(raw, config: config, providerID: providerID, requestNonce: parameters["nonce"])
+            return (assertion, try await savePending(assertion), nonce, config)
+        }
+        let trusted = FederationTrust.trusted(assertion, by: config, insecureTestMode: insecureTestMode)
+        var session = accounts.newSession(provider: assertion.providerID, method: assertion.providerID, client: request.client)
+        session.signInAttributes = assertion.signInAttributes
+        var result = Result(
+            assertion: assertion, pendingToken: pendingToken, outcome: .failed(""), oauthIDToken: parameters["id_token"],
+            oauthAccessToken: parameters["access_token"])
+        do {
+            if let idToken = request.idToken {
+                let caller = try await accounts.authenticate(idToken)
+                // Decision 2: attaching an identity needs a recent sign-in, so a stolen refresh token
+                // (whose ID tokens keep the session's old auth_time) cannot add one.
+                let recent = accounts.settings.recentLoginSeconds
+                if recent > 0, Int64(accounts.clock.now().timeIntervalSince1970) - caller.authTime > recent {
+                    throw AccountError(.credentialTooOldLoginAgain)
+                }
+                let (user, ticket) = try await store.linkFederated(
+                    FederatedLink(
+                        localID: caller.localID, guardSession: caller.sessionGuard, assertion: assertion, trusted: trusted,
+                        session: session, usedNonce: nonce, now: accounts.clock.now()))
+                result.outcome = .signedIn(user, try await accounts.mint(user, session, ticket), isNewUser: false, emailRecycled: false)
+                return result
+            }
+            let outcome = try await store.signInFederated(
+                FederatedSignIn(
+                    assertion: assertion, trusted: trusted, autoCreate: request.autoCreate,
+                    newLocalID: LocalID.generate(accounts.random), session: session, usedNonce: nonce, now: accounts.clock.now()))
+            switch outcome {
+            case .signedIn(let user, let ticket, let isNewUser, let recycled):
+                result.outcome = .signedIn(
+                    user, try await accounts.mint(user, session, ticket), isNewUser: isNewUser, emailRecycled: recycled)
+            case .needConfirmation(let user):
+                result.outcome = .needConfirmation(user)
+            }
+            return result
+        } catch let error as AccountError
+            where request.returnIdpCredential && [.providerAlreadyLinked, .federatedUserIDAlreadyLinked, .emailExists].contains(error.code)
+        {
+            result.outcome = .failed(Self.wireCode[error.code] ?? "")
+            return result
+        }
+    }
+
+    /// The three refusals §A.10 answers 200 with `errorMessage` under `returnIdpCredential`.
+    static let wireCode: [AccountError.Code: String] = [
+        .providerAlreadyLinked: "PROVIDER_ALREADY_LINKED", .federatedUserIDAlreadyLinked: "FEDERATED_USER_ID_ALREADY_LINKED",
+        .emailExists: "EMAIL_EXISTS",
+    ]
+
+    /// §A.3 step 6: a provider accountd verifies, configured and enabled (in test mode, any A.1
+    /// provider but SAML, a missing config counting as enabled).
+    func enabledConfig(_ providerID: String) async throws -> IdPConfig? {
+        let verifiable = providerID == "google.com" || providerID == "apple.com" || providerID.hasPrefix("oidc.")
+        let known = verifiable || providerID.hasPrefix("saml.") || Self.laterProviders.contains(providerID)
+        guard known else { throw AccountError(.invalidProviderID, "Provider Id is not supported.") }
+        let config = verifiable ? try await configs.idpConfig(providerID) : nil
+        if let config, !config.enabled {
+            throw AccountError(.operationNotAllowed, "The identity provider configuration is disabled.")
+        }
+        if config == nil && !(insecureTestMode && !providerID.hasPrefix("saml.")) {
+            throw AccountError(.operationNotAllowed, "The identity provider configuration is not found.")
+        }
+        return config
+    }
+
+    /// §A.4: the token verified row by row, its nonce checked (and, when it has one, not used
+    /// before); returns the assertion and the nonce key to record in the sign-in.
+    func verify(_ raw: String, config: IdPConfig?, providerID: String, requestNonce: String?) async throws -> (
+        IdPAssertion, (key: [UInt8], until: Date)?
+    ) {
+        let now = accounts.clock.now()
+        if insecureTestMode {
+            // §A.13: unsigned JWT or bare JSON, only the parse and the subject checked.
+            let token = try IdTokenRules.parse(raw, allowBareJSON: true)
+            try IdTokenRules.checkTimeAndSubject(token.payload, now: now, checkTime: false)
+            return (IdTokenRules.assertion(token.payload, providerID: providerID), nil)
+        }
+        guard let config else { throw AccountError(.operationNotAllowed, "The identity provider configuration is not found.") }
+        let token = try IdTokenRules.parse(raw)
+        try IdTokenRules.checkHeader(token)
+        try await verifier.verifySignature(token, config: config)
+        try IdTokenRules.checkClaims(token, config: config, now: now)
+        var used: (key: [UInt8], until: Date)?
+        if let nonce = try IdTokenRules.nonce(of: token.payload, requestNonce: requestNonce, providerID: providerID) {
+            let issuer = token.payload["iss"]?.stringValue ?? ""
+            let subject = token.payload["sub"]?.stringValue ?? ""
+            let key = sha256(Array("\(issuer)\u{0}\(subject)\u{0}\(nonce)".utf8))
+            if try await store.isNonceUsed(key, now: now) {
+                throw AccountError(.missingOrInvalidNonce, "Duplicate credential received. Please try again with a new credential.")
+            }
+            if let requestNonce, !requestNonce.isEmpty {
+                try IdTokenRules.checkNonceHash(nonce, requestNonce: requestNonce) { Hex.encode(sha256(Array($0.utf8))) }
+            }
+            let expires = token.payload["exp"]?.intValue ?? Int64(now.timeIntervalSince1970) + 3600
+            used = (key, Date(timeIntervalSince1970: TimeInterval(expires)))
+        }
+        return (IdTokenRules.assertion(token.payload, providerID: providerID), used)
+    }
+
+    /// A new pending token for `assertion` (§A.6): 32 random bytes, kept hashed for an hour.
+    func savePending(_ assertion: IdPAssertion) async throws -> String {
+        let token = Base64URL.encode(accounts.random.bytes(32))
+        let now = accounts.clock.now()
+        try await store.savePending(tokenHash: sha256(Array(token.utf8)), assertion: assertion, now: now, expiresAt: now + 3600)
+        return token
+    }
+
+    /// §A.3's parameters (the request URI's query, then `postBody`'s pairs, then the URI's
+    /// fragment, each overriding) and the normalised URI errors quote.
+    static func parameters(requestURI: URLComponents, postBody: String?) -> ([String: String], String) {
+        var parameters: [String: String] = [:]
+        for item in requestURI.queryItems ?? [] { parameters[item.name] = item.value ?? "" }
+        for (name, value) in form(postBody ?? "") { parameters[name] = value }
+        for (name, value) in form(requestURI.fragment ?? "") { parameters[name] = value }
+        var withoutFragment = requestURI
+        withoutFragment.fragment = nil
+        var normalized = withoutFragment.string ?? ""
+        if let postBody, !postBody.isEmpty { normalized += (normalized.contains("?") ? "&" : "?") + postBody }
+        return (parameters, normalized)
+    }
+
+    /// `application/x-www-form-urlencoded` pairs, in order.
+    static func form(_ text: String) -> [(String, String)] {
+        text.split(separator: "&").compactMap { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ part: Substring) -> String {
+                String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(part)
+            }
+            guard let name = parts.first, !name.isEmpty else { return nil }
+            return (decode(name), parts.count > 1 ? decode(parts[1]) : "")
+        }
+    }
+}

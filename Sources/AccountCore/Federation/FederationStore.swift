@@ -1,0 +1,78 @@
+package import Foundation
+
+/// A federated sign-in for the store to carry out in one transaction (§A.8).
+package struct FederatedSignIn: Sendable {
+    package var assertion: IdPAssertion
+    /// Whether the provider proves the assertion's mailbox (§A.7).
+    package var trusted: Bool
+    package var autoCreate: Bool
+    /// The id a created account gets.
+    package var newLocalID: String
+    package var session: NewSession
+    /// The nonce key to record as used, and until when (a nonce-bearing token signs in once).
+    package var usedNonce: (key: [UInt8], until: Date)?
+    package var now: Date
+
+    /// Creates a request.
+    package init(
+        assertion: IdPAssertion, trusted: Bool, autoCreate: Bool, newLocalID: String, session: NewSession,
+        usedNonce: (key: [UInt8], until: Date)?, now: Date
+    ) {
+        self.assertion = assertion
+        self.trusted = trusted
+        self.autoCreate = autoCreate
+        self.newLocalID = newLocalID
+        self.session = session
+        self.usedNonce = usedNonce
+        self.now = now
+    }
+}
+
+/// What a federated sign-in came to.
+package enum FederatedSignInOutcome: Sendable {
+    case signedIn(UserRecord, MintTicket, isNewUser: Bool, emailRecycled: Bool)
+    /// §A.8 row 3: nothing changed, nothing was consumed.
+    case needConfirmation(UserRecord)
+}
+
+/// Linking an identity to a signed-in user (§A.9).
+package struct FederatedLink: Sendable {
+    package var localID: String
+    package var guardSession: SessionGuard
+    package var assertion: IdPAssertion
+    package var trusted: Bool
+    package var session: NewSession
+    package var usedNonce: (key: [UInt8], until: Date)?
+    package var now: Date
+
+    /// Creates a request.
+    package init(
+        localID: String, guardSession: SessionGuard, assertion: IdPAssertion, trusted: Bool, session: NewSession,
+        usedNonce: (key: [UInt8], until: Date)?, now: Date
+    ) {
+        self.localID = localID
+        self.guardSession = guardSession
+        self.assertion = assertion
+        self.trusted = trusted
+        self.session = session
+        self.usedNonce = usedNonce
+        self.now = now
+    }
+}
+
+/// The accounts side of federated sign-in; the PostgreSQL adapter implements it.
+package protocol FederationStore: Sendable {
+    /// Whether a nonce key was already used (the early "Duplicate credential" answer).
+    func isNonceUsed(_ key: [UInt8], now: Date) async throws -> Bool
+    /// Keeps `assertion` for an hour behind a pending token's hash (§A.6).
+    func savePending(tokenHash: [UInt8], assertion: IdPAssertion, now: Date, expiresAt: Date) async throws
+    /// The assertion behind a live pending token.
+    func pending(tokenHash: [UInt8], now: Date) async throws -> IdPAssertion?
+    /// §A.8 in one transaction, the nonce recorded in it (`MISSING_OR_INVALID_NONCE : Duplicate…`
+    /// when it already was); a race lost on the identity or the email re-runs it once.
+    func signInFederated(_ request: FederatedSignIn) async throws -> FederatedSignInOutcome
+    /// §A.9 in one transaction.
+    func linkFederated(_ request: FederatedLink) async throws -> (UserRecord, MintTicket)
+    /// §A.11: the first account (by link time) having a federated entry with `email`.
+    func userWithFederatedEmail(_ email: String) async throws -> UserRecord?
+}

@@ -1,0 +1,167 @@
+package import AccountCore
+package import AsyncHTTPClient
+import Foundation
+package import Logging
+import NIOCore
+import NIOHTTP1
+
+/// Issuers' signing keys, fetched and cached per federation-and-limits.md §B.4: discovery
+/// (`{issuer}/.well-known/openid-configuration`, or the config's overrides), then the JWKS at its
+/// `jwks_uri`, kept as long as `Cache-Control` says (clamped to 5 min–24 h); a token naming an
+/// unknown `kid` forces one refetch per issuer per 60 s; after a failed refresh the stale keys
+/// serve 24 h more. Fetches are HTTPS only (plain HTTP to loopback only when allowed, for `demo-`
+/// projects), 5 s, at most 1 MiB, no redirects, never a URL taken from a token.
+package actor IssuerDirectory: IdPSignatureVerifier {
+    private struct Entry {
+        var keys: [(kid: String?, key: IssuerKey)]
+        var fetchedAt: Date
+        var freshUntil: Date
+        var staleUntil: Date
+        var lastForced: Date?
+    }
+
+    private let client: HTTPClient
+    private let clock: any WallClock
+    private let allowLoopbackHTTP: Bool
+    private let logger: Logger
+    private var entries: [String: Entry] = [:]
+    private var inFlight: [String: Task<Entry, any Error>] = [:]
+
+    static let minimumCache: TimeInterval = 300
+    static let maximumCache: TimeInterval = 86400
+    static let staleGrace: TimeInterval = 86400
+    static let forcedRefetchInterval: TimeInterval = 60
+    static let maximumBytes = 1 << 20
+
+    /// Creates the directory over `client` (which must not follow redirects; see ``makeClient()``).
+    package init(client: HTTPClient, clock: any WallClock, allowLoopbackHTTP: Bool, logger: Logger) {
+        self.client = client
+        self.clock = clock
+        self.allowLoopbackHTTP = allowLoopbackHTTP
+        self.logger = logger
+    }
+
+    /// An HTTP client as the directory needs it: no redirects followed.
+    package static func makeClient() -> HTTPClient {
+        HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+    }
+
+    package func verifySignature(_ token: JWS, config: IdPConfig) async throws {
+        guard let algorithm = token.algorithm else { throw IdTokenRules.badSignature }
+        let source = Self.source(config)
+        var entry = try await keys(source, force: false)
+        var candidates = Self.candidates(entry, kid: token.keyID)
+        if candidates.isEmpty, token.keyID != nil {
+            // A rotated key: refetch once, at most every 60 s per issuer.
+            let now = clock.now()
+            if entry.lastForced.map({ now.timeIntervalSince($0) >= Self.forcedRefetchInterval }) ?? true {
+                entries[source]?.lastForced = now
+                entry = try await keys(source, force: true)
+                candidates = Self.candidates(entry, kid: token.keyID)
+            }
+        }
+        guard candidates.contains(where: { $0.verifies(token.signature, over: token.signingInput, algorithm: algorithm) }) else {
+            throw IdTokenRules.badSignature
+        }
+    }
+
+    private static func candidates(_ entry: Entry, kid: String?) -> [IssuerKey] {
+        entry.keys.filter { kid == nil || $0.kid == kid }.map(\.key)
+    }
+
+    /// Where a config's keys come from: its `jwksUri`, else its discovery document.
+    private static func source(_ config: IdPConfig) -> String {
+        if let jwks = config.options.jwksURI { return "jwks:" + jwks }
+        let discovery =
+            config.options.discoveryURL
+            ?? (config.primaryIssuer.hasSuffix("/") ? String(config.primaryIssuer.dropLast()) : config.primaryIssuer)
+            + "/.well-known/openid-configuration"
+        return "discovery:" + discovery
+    }
+
+    /// The keys of `source`, fetched when missing, expired, or `force`d; stale keys while a
+    /// refresh fails, for a day.
+    private func keys(_ source: String, force: Bool) async throws -> Entry {
+        let now = clock.now()
+        if !force, let entry = entries[source], now < entry.freshUntil { return entry }
+        let task: Task<Entry, any Error>
+        if let running = inFlight[source] {
+            task = running
+        } else {
+            let client = self.client
+            let allowLoopbackHTTP = self.allowLoopbackHTTP
+            let clock = self.clock
+            task = Task { try await Self.fetchKeys(source, client: client, allowLoopbackHTTP: allowLoopbackHTTP, clock: clock) }
+            inFlight[source] = task
+        }
+        do {
+            var fetched = try await task.value
+            inFlight[source] = nil
+            fetched.lastForced = entries[source]?.lastForced
+            entries[source] = fetched
+            return fetched
+        } catch {
+            inFlight[source] = nil
+            logger.warning(
+                "could not fetch an identity provider's keys",
+                metadata: ["source": "\(source)", "error": "\(String(describing: error).prefix(300))"])
+            if let stale = entries[source], now < stale.staleUntil { return stale }
+            throw IdTokenRules.unreachable
+        }
+    }
+
+    private static func fetchKeys(_ source: String, client: HTTPClient, allowLoopbackHTTP: Bool, clock: any WallClock) async throws
+        -> Entry
+    {
+        var jwksURL = source
+        if source.hasPrefix("discovery:") {
+            let (discovery, _) = try await fetchJSON(
+                String(source.dropFirst("discovery:".count)), client: client, allowLoopbackHTTP: allowLoopbackHTTP)
+            guard let uri = discovery["jwks_uri"]?.stringValue else { throw FetchError("the discovery document has no jwks_uri") }
+            jwksURL = uri
+        } else {
+            jwksURL = String(source.dropFirst("jwks:".count))
+        }
+        let (document, maxAge) = try await fetchJSON(jwksURL, client: client, allowLoopbackHTTP: allowLoopbackHTTP)
+        guard case .array(let list)? = document["keys"] else { throw FetchError("the JWKS has no keys") }
+        let keys = list.compactMap { value -> (kid: String?, key: IssuerKey)? in
+            guard let jwk = value.objectValue, jwk["use"]?.stringValue ?? "sig" == "sig", let key = IssuerKey(jwk: jwk) else { return nil }
+            return (jwk["kid"]?.stringValue, key)
+        }
+        let now = clock.now()
+        let lifetime = min(max(maxAge ?? minimumCache, minimumCache), maximumCache)
+        return Entry(keys: keys, fetchedAt: now, freshUntil: now + lifetime, staleUntil: now + lifetime + staleGrace)
+    }
+
+    struct FetchError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// GETs a JSON object over HTTPS (or loopback HTTP when allowed); its `Cache-Control` max-age.
+    static func fetchJSON(_ url: String, client: HTTPClient, allowLoopbackHTTP: Bool) async throws -> ([String: JSONValue], TimeInterval?) {
+        guard let components = URLComponents(string: url), let host = components.host?.lowercased() else { throw FetchError("not a URL") }
+        let loopback = ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host)
+        guard components.scheme?.lowercased() == "https" || (components.scheme?.lowercased() == "http" && loopback && allowLoopbackHTTP)
+        else {
+            throw FetchError("only https is fetched")
+        }
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Accept", value: "application/json")
+        let response = try await client.execute(request, timeout: .seconds(5))
+        guard response.status == .ok else { throw FetchError("HTTP \(response.status.code)") }
+        let body = try await response.body.collect(upTo: maximumBytes)
+        guard let object = (try? JSONValue.parse(Array(body.readableBytesView)))?.objectValue else { throw FetchError("not a JSON object") }
+        return (object, maxAge(response.headers.first(name: "Cache-Control")))
+    }
+
+    /// `max-age` of a `Cache-Control` value; nil without one (or with `no-store`/`no-cache`: the minimum then applies).
+    static func maxAge(_ header: String?) -> TimeInterval? {
+        guard let header else { return nil }
+        for directive in header.lowercased().split(separator: ",") {
+            let parts = directive.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
+            if parts.first == "max-age", parts.count == 2, let seconds = TimeInterval(parts[1]) { return seconds }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,240 @@
+package import AccountCore
+package import Foundation
+import Logging
+import PostgresNIO
+
+/// Federated sign-in (federation-and-limits.md §A): account resolution and linking, each one
+/// transaction that reads and locks, asks ``FederationRules``, and writes the plan; pending tokens
+/// and used nonces.
+extension PostgresAccountStore: FederationStore {
+    package func isNonceUsed(_ key: [UInt8], now: Date) async throws -> Bool {
+        try await translating {
+            try await onConnection { tx in
+                for try await _ in try await tx.query(
+                    "SELECT 1 FROM idp_used_nonces WHERE nonce_key = \(Data(key)) AND expires_at > \(now)")
+                {
+                    return true
+                }
+                return false
+            }
+        }
+    }
+
+    package func savePending(tokenHash: [UInt8], assertion: IdPAssertion, now: Date, expiresAt: Date) async throws {
+        let json = String(decoding: try JSONEncoder().encode(assertion), as: UTF8.self)
+        _ = try await translating {
+            try await onConnection { tx in
+                try await tx.query(
+                    """
+                    INSERT INTO idp_pending (token_hash, tenant_id, provider_id, assertion, created_at, expires_at)
+                    VALUES (\(Data(tokenHash)), \(tenant), \(assertion.providerID), \(json)::jsonb, \(now), \(expiresAt))
+                    """)
+            }
+        }
+    }
+
+    package func pending(tokenHash: [UInt8], now: Date) async throws -> IdPAssertion? {
+        try await translating {
+            try await onConnection { tx in
+                for try await json in try await tx.query(
+                    """
+                    SELECT assertion::text FROM idp_pending WHERE token_hash = \(Data(tokenHash)) AND tenant_id = \(tenant) AND expires_at > \(now)
+                    """
+                ).decode(String.self) {
+                    return try JSONDecoder().decode(IdPAssertion.self, from: Data(json.utf8))
+                }
+                return nil
+            }
+        }
+    }
+
+    package func userWithFederatedEmail(_ email: String) async throws -> UserRecord? {
+        try await translating {
+            try await onConnection { tx in
+                for try await localID in try await tx.query(
+                    """
+                    SELECT local_id FROM federated_identities WHERE tenant_id = \(tenant) AND lower(email) = \(email.lowercased())
+                    ORDER BY linked_at LIMIT 1
+                    """
+                ).decode(String.self) {
+                    return try await tx.user(localID: localID, lock: false)
+                }
+                return nil
+            }
+        }
+    }
+
+    /// Thrown inside the transaction to roll it back (the nonce unconsumed) and answer
+    /// `needConfirmation`.
+    private struct NeedsConfirmation: Error {
+        let user: UserRecord
+    }
+
+    package func signInFederated(_ request: FederatedSignIn) async throws -> FederatedSignInOutcome {
+        // One re-run when a concurrent sign-in or sign-up won the identity or the email (§A.8).
+        for attempt in 1...2 {
+            do {
+                return try await transaction { tx in try await resolve(request, in: tx) }
+            } catch let waiting as NeedsConfirmation {
+                return .needConfirmation(waiting.user)
+            } catch let error as AccountError
+                where attempt == 1 && (error.code == .emailExists || error.code == .federatedUserIDAlreadyLinked)
+            {
+                continue
+            }
+        }
+        throw AccountError(.unavailable, "The account is busy, retry shortly.")
+    }
+
+    private func resolve(_ request: FederatedSignIn, in tx: StoreTransaction) async throws -> FederatedSignInOutcome {
+        let assertion = request.assertion
+        let now = request.now
+        try await tx.recordNonce(request.usedNonce)
+        var linked: UserRecord?
+        if let owner = try await tx.identityOwner(assertion) { linked = try await tx.user(localID: owner, lock: true) }
+        var emailOwner: UserRecord?
+        if linked == nil, let email = assertion.email { emailOwner = try await tx.user(email: email, lock: true) }
+        let plan = try FederationRules.resolve(
+            assertion, trusted: request.trusted, linked: linked, emailOwner: emailOwner, autoCreate: request.autoCreate)
+        var localID: String
+        var isNewUser = false
+        var recycled = false
+        switch plan {
+        case .signIn(let user):
+            localID = user.localID
+            try await tx.query("UPDATE users SET last_login_at = \(now) WHERE tenant_id = \(tenant) AND local_id = \(localID)")
+        case .needConfirmation(let user):
+            throw NeedsConfirmation(user: user)
+        case .link(let user, let strip, let emailRecycled):
+            localID = user.localID
+            recycled = emailRecycled
+            if let strip {
+                // THE RULE (§A.8): the password, phone, other links and pending codes go; sessions end.
+                try await tx.strip(strip, from: user, now: now)
+                try await tx.query("UPDATE users SET email_link_signin = false WHERE tenant_id = \(tenant) AND local_id = \(localID)")
+            }
+            try await tx.query(
+                """
+                DELETE FROM federated_identities
+                WHERE tenant_id = \(tenant) AND local_id = \(localID) AND provider_id = \(assertion.providerID)
+                """)
+            try await tx.insertIdentity(assertion, localID: localID, now: now)
+            try await tx.query(
+                """
+                UPDATE users SET email_verified = true, display_name = \(assertion.displayName), photo_url = \(assertion.photoURL),
+                    last_login_at = \(now)
+                WHERE tenant_id = \(tenant) AND local_id = \(localID)
+                """)
+            try await tx.audit(
+                strip == nil ? "federated.link" : "federated.link.takeover", localID: localID,
+                details: ["providerId": assertion.providerID])
+        case .create:
+            localID = request.newLocalID
+            isNewUser = true
+            try await tx.query(
+                """
+                INSERT INTO users (tenant_id, local_id, email, email_verified, display_name, photo_url, created_at, last_login_at,
+                    tokens_valid_after, valid_since)
+                VALUES (\(tenant), \(localID), \(assertion.email), \(assertion.email != nil && assertion.emailVerified),
+                    \(assertion.displayName), \(assertion.photoURL), \(now), \(now), \(now), \(RevocationRules.seconds(now)))
+                """)
+            try await tx.insertIdentity(assertion, localID: localID, now: now)
+        }
+        guard let user = try await tx.user(localID: localID, lock: false) else { throw AccountError(.userNotFound) }
+        let ticket = try await tx.startSession(request.session, user: user, now: now)
+        return .signedIn(user, ticket, isNewUser: isNewUser, emailRecycled: recycled)
+    }
+
+    package func linkFederated(_ request: FederatedLink) async throws -> (UserRecord, MintTicket) {
+        try await transaction { tx in
+            let assertion = request.assertion
+            let now = request.now
+            try await tx.recordNonce(request.usedNonce)
+            guard let user = try await tx.user(localID: request.localID, lock: true) else { throw AccountError(.userNotFound) }
+            if user.disabled { throw AccountError(.userDisabled) }
+            try await tx.check(request.guardSession, user: user)
+            let emailOwner = try await assertion.email.asyncMap { try await tx.localID(ofEmail: $0) } ?? nil
+            try FederationRules.checkLink(
+                assertion, user: user, identityOwner: try await tx.identityOwner(assertion), emailOwner: emailOwner)
+            try await tx.insertIdentity(assertion, localID: user.localID, now: now)
+            if user.email == nil, let email = assertion.email {
+                try await tx.query(
+                    """
+                    UPDATE users SET email = \(email), email_verified = \(assertion.emailVerified)
+                    WHERE tenant_id = \(tenant) AND local_id = \(user.localID)
+                    """)
+            } else if user.email == assertion.email, request.trusted {
+                try await tx.query("UPDATE users SET email_verified = true WHERE tenant_id = \(tenant) AND local_id = \(user.localID)")
+            }
+            try await tx.audit("federated.link", localID: user.localID, details: ["providerId": assertion.providerID])
+            guard let linked = try await tx.user(localID: user.localID, lock: false) else { throw AccountError(.userNotFound) }
+            return (linked, try await tx.startSession(request.session, user: linked, now: now))
+        }
+    }
+}
+
+extension StoreTransaction {
+    /// Records a nonce-bearing token as used; a second use is refused.
+    func recordNonce(_ nonce: (key: [UInt8], until: Date)?) async throws {
+        guard let nonce else { return }
+        var fresh = false
+        for try await _ in try await query(
+            """
+            INSERT INTO idp_used_nonces (nonce_key, expires_at) VALUES (\(Data(nonce.key)), \(nonce.until))
+            ON CONFLICT (nonce_key) DO UPDATE SET expires_at = excluded.expires_at WHERE idp_used_nonces.expires_at <= now()
+            RETURNING 1
+            """)
+        {
+            fresh = true
+        }
+        guard fresh else {
+            throw AccountError(.missingOrInvalidNonce, "Duplicate credential received. Please try again with a new credential.")
+        }
+    }
+
+    /// The user holding the identity `(providerId, rawId)`, locked.
+    func identityOwner(_ assertion: IdPAssertion) async throws -> String? {
+        for try await localID in try await query(
+            """
+            SELECT local_id FROM federated_identities
+            WHERE tenant_id = \(tenant) AND provider_id = \(assertion.providerID) AND raw_id = \(assertion.rawID) FOR UPDATE
+            """
+        ).decode(String.self) {
+            return localID
+        }
+        return nil
+    }
+
+    /// Adds the link; a concurrent link of the same identity is `FEDERATED_USER_ID_ALREADY_LINKED`.
+    func insertIdentity(_ assertion: IdPAssertion, localID: String, now: Date) async throws {
+        var inserted = false
+        for try await _ in try await query(
+            """
+            INSERT INTO federated_identities (tenant_id, local_id, provider_id, raw_id, email, display_name, photo_url, linked_at)
+            VALUES (\(tenant), \(localID), \(assertion.providerID), \(assertion.rawID), \(assertion.email), \(assertion.displayName),
+                \(assertion.photoURL), \(now))
+            ON CONFLICT DO NOTHING RETURNING 1
+            """)
+        {
+            inserted = true
+        }
+        guard inserted else { throw AccountError(.federatedUserIDAlreadyLinked) }
+    }
+
+    /// A session with its IdP attributes.
+    func startSession(_ session: NewSession, user: UserRecord, now: Date) async throws -> MintTicket {
+        let ticket = try await insertSession(session, user: user, now: now)
+        if let attributes = session.signInAttributes {
+            try await query(
+                "UPDATE sessions SET sign_in_attributes = \(attributes) WHERE tenant_id = \(tenant) AND session_id = \(session.sessionID)")
+        }
+        return ticket
+    }
+}
+
+extension Optional {
+    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let value = self else { return nil }
+        return try await transform(value)
+    }
+}

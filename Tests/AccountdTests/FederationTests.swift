@@ -1,0 +1,392 @@
+import AccountCore
+import AccountTesting
+import Crypto
+import Foundation
+import NIOHTTP1
+import Testing
+
+@testable import accountd
+
+/// `accounts:signInWithIdp` with ID tokens from a real issuer on loopback (federation-and-limits.md
+/// §A.15's checklist), over real HTTP and PostgreSQL.
+@Suite("Federated sign-in (§A)")
+struct FederationTests {
+    /// A demo project (loopback HTTP issuers are allowed there) with unsigned custom tokens, so a
+    /// test can sign in a user it created by id.
+    static func configuration() -> Configuration {
+        var configuration = testConfiguration()
+        configuration.acceptUnsignedCustomTokens = true
+        return configuration
+    }
+
+    /// Configures `providerID` against the issuer (built-in ones read its JWKS), enabled.
+    @discardableResult
+    static func configure(
+        _ http: TestHTTPClient, _ issuer: TestIssuer, _ providerID: String = "oidc.test", enabled: Bool = true,
+        options: [String: any Sendable] = [:], clientID: String = "client-1"
+    ) async throws -> TestHTTPClient.Reply {
+        var body: [String: any Sendable] = ["clientId": clientID, "enabled": enabled]
+        var accountd = options
+        let path: String
+        if providerID.hasPrefix("oidc.") {
+            body["issuer"] = issuer.url
+            path = "/v2/projects/demo-test/oauthIdpConfigs?oauthIdpConfigId=\(providerID)"
+        } else {
+            accountd["jwksUri"] = issuer.jwksURL
+            path = "/v2/projects/demo-test/defaultSupportedIdpConfigs?idpId=\(providerID)"
+        }
+        if !accountd.isEmpty { body["accountdOptions"] = accountd }
+        let reply = try await http.admin.post(path, body, headers: [API.admin])
+        #expect(reply.status == 200, "\(String(decoding: reply.body, as: UTF8.self))")
+        return reply
+    }
+
+    static func signIn(
+        _ api: API, _ providerID: String, idToken: String? = nil, nonce: String? = nil, linkTo: String? = nil,
+        extra: [String: any Sendable] = [:], postBody: String? = nil
+    ) async throws -> TestHTTPClient.Reply {
+        var pairs = ["providerId=\(providerID)"]
+        if let idToken { pairs.append("id_token=\(idToken)") }
+        if let nonce { pairs.append("nonce=\(nonce)") }
+        var body: [String: any Sendable] = [
+            "requestUri": "http://localhost", "postBody": postBody ?? pairs.joined(separator: "&"), "returnSecureToken": true,
+        ]
+        if let linkTo { body["idToken"] = linkTo }
+        body.merge(extra) { $1 }
+        return try await api.client("signInWithIdp", body)
+    }
+
+    static func lookup(_ api: API, _ localID: String) async throws -> [String: Any]? {
+        (try await api.admin("lookup", ["localId": [localID]]).json["users"] as? [[String: Any]])?.first
+    }
+
+    @Test("A1, A2, A18: a Google token signs up, then signs in again with nothing changed; no needConfirmation key")
+    func googleSignUpThenIn() async throws {
+        let clock = ManualClock()
+        try await TestIssuer.with { issuer in
+            try await withServer(Self.configuration(), database: try await TestDatabase.createMigrated(), clock: clock) { http in
+                let api = API(http: http)
+                try await Self.configure(http, issuer, "google.com", clientID: "web-client")
+                let google = "https://accounts.google.com"
+                let token = try issuer.token(
+                    sub: "g-1", audience: "web-client", issuer: google, email: "x@gmail.com", emailVerified: true, issuedAt: clock.now(),
+                    extra: ["name": "Xavier"])
+                let first = try await Self.signIn(api, "google.com", idToken: token)
+                #expect(first.status == 200, "\(String(decoding: first.body, as: UTF8.self))")
+                #expect(first.json["isNewUser"] as? Bool == true && first.string("federatedId") == "https://accounts.google.com/g-1")
+                #expect(first.json["needConfirmation"] == nil && first.json["errorMessage"] == nil)
+                #expect(first.string("oauthIdToken") == token && first.string("pendingToken")?.isEmpty == false)
+                let claims = Session(first).claims
+                let firebase = claims["firebase"] as? [String: Any]
+                #expect(firebase?["sign_in_provider"] as? String == "google.com")
+                let identities = firebase?["identities"] as? [String: [String]]
+                #expect(identities?["google.com"] == ["g-1"] && identities?["email"] == ["x@gmail.com"])
+                #expect(claims["email_verified"] as? Bool == true)
+
+                let again = try issuer.token(
+                    sub: "g-1", audience: "web-client", issuer: google, email: "x@gmail.com", emailVerified: true, issuedAt: clock.now(),
+                    extra: ["name": "Renamed"])
+                let second = try await Self.signIn(api, "google.com", idToken: again)
+                #expect(second.string("localId") == first.string("localId") && second.json["isNewUser"] == nil)
+                let user = try await Self.lookup(api, first.string("localId") ?? "")
+                #expect(user?["displayName"] as? String == "Xavier", "a returning sign-in changes nothing")
+                let providers = (user?["providerUserInfo"] as? [[String: Any]])?.compactMap { $0["providerId"] as? String }
+                #expect(providers == ["google.com"])
+            }
+        }
+    }
+
+    @Test(
+        "A3–A5, A7, B7: audience, signature, parse, time and credential refusals in the reference's words; a rotated key is refetched once")
+    func tokenRefusals() async throws {
+        let clock = ManualClock()
+        try await TestIssuer.with { issuer in
+            try await TestIssuer.with { stranger in
+                try await withServer(Self.configuration(), database: try await TestDatabase.createMigrated(), clock: clock) { http in
+                    let api = API(http: http)
+                    try await Self.configure(http, issuer)
+                    func message(_ token: String) async throws -> String? {
+                        try await Self.signIn(api, "oidc.test", idToken: token).errorMessage
+                    }
+                    let now = clock.now()
+                    #expect(
+                        try await message(try issuer.token(audience: "X", issuedAt: now))
+                            == "INVALID_IDP_RESPONSE : The audience in ID Token [X] does not match the expected audience client-1.")
+                    #expect(
+                        try await Self.signIn(api, "oidc.test", idToken: try issuer.token(audience: ["client-1", "X"], issuedAt: now))
+                            .status == 200)
+                    let badSignature = "INVALID_IDP_RESPONSE : Unable to verify the ID Token signature."
+                    // Another key under the issuer's kid.
+                    let forged = try stranger.token(issuer: issuer.url, issuedAt: now, keyID: issuer.rsaKeyID)
+                    #expect(try await message(forged) == badSignature)
+                    #expect(try await message(try issuer.token(issuedAt: now, keyID: "nobody")) == badSignature)
+                    let parts = try issuer.token(issuedAt: now).split(separator: ".")
+                    let hs256 = TestBase64URL.encode(Array(#"{"alg":"HS256","kid":"rsa-1"}"#.utf8)) + ".\(parts[1]).\(parts[2])"
+                    #expect(try await message(hs256) == badSignature)
+                    #expect(try await message("garbage") == "INVALID_IDP_RESPONSE : Unable to parse the ID Token.")
+                    #expect(
+                        try await message(try issuer.token(issuer: "https://elsewhere.example", issuedAt: now))
+                            == "INVALID_IDP_RESPONSE : The issuer in ID Token https://elsewhere.example does not match the expected one in config: \(issuer.url)."
+                    )
+                    let stale = "INVALID_IDP_RESPONSE : ID Token issued at"
+                    #expect(try await message(try issuer.token(issuedAt: now - 7200))?.hasPrefix(stale) == true)
+                    #expect(try await message(try issuer.token(issuedAt: now + 300))?.hasPrefix(stale) == true)
+                    #expect(
+                        try await Self.signIn(
+                            api, "oidc.test",
+                            idToken: try issuer.token(sub: "nbf", issuedAt: now, extra: ["nbf": Int(now.timeIntervalSince1970) + 600])
+                        ).status == 200)
+                    #expect(
+                        try await message(try issuer.token(sub: "", issuedAt: now))?.hasPrefix(
+                            "INVALID_IDP_RESPONSE : ID Token does not contain user's identity in 'sub' claim: ") == true)
+                    #expect(
+                        try await Self.signIn(api, "oidc.test", idToken: try issuer.token(sub: "es", issuedAt: now, algorithm: "ES256"))
+                            .status == 200)
+                    #expect(
+                        try await Self.signIn(api, "oidc.test", idToken: try issuer.token(sub: "ps", issuedAt: now, algorithm: "PS256"))
+                            .status == 200)
+
+                    let onlyAccess = try await Self.signIn(api, "oidc.test", postBody: "providerId=oidc.test&access_token=at")
+                    #expect(
+                        onlyAccess.errorMessage
+                            == "INVALID_CREDENTIAL_OR_PROVIDER_ID : Invalid IdP response/credential: http://localhost?providerId=oidc.test&access_token=at"
+                    )
+
+                    // B7: the issuer rotates; the first token with the new kid makes one refetch (the
+                    // unknown kid above had one; a minute later another is allowed).
+                    clock.advance(61)
+                    let later = clock.now()
+                    let before = issuer.fetches
+                    issuer.rotate(to: "rsa-2")
+                    #expect(
+                        try await Self.signIn(api, "oidc.test", idToken: try issuer.token(sub: "rotated", issuedAt: later)).status == 200)
+                    #expect(issuer.fetches == before + 1)
+                    // Within 60 s an unknown kid does not fetch again.
+                    #expect(try await message(try issuer.token(issuedAt: later, keyID: "rsa-3")) == badSignature)
+                    #expect(issuer.fetches == before + 1)
+                }
+            }
+        }
+    }
+
+    @Test("A6: unknown, unconfigured and disabled providers, in that order of checks")
+    func providers() async throws {
+        try await TestIssuer.with { issuer in
+            try await withServer(Self.configuration(), database: try await TestDatabase.createMigrated()) { http in
+                let api = API(http: http)
+                try await Self.configure(http, issuer, "oidc.off", enabled: false)
+                let token = try issuer.token(issuedAt: Date())
+                #expect(
+                    try await Self.signIn(api, "oidc.y", idToken: token).errorMessage
+                        == "OPERATION_NOT_ALLOWED : The identity provider configuration is not found.")
+                #expect(
+                    try await Self.signIn(api, "oidc.off", idToken: token).errorMessage
+                        == "OPERATION_NOT_ALLOWED : The identity provider configuration is disabled.")
+                #expect(
+                    try await Self.signIn(api, "foo", idToken: token).errorMessage == "INVALID_PROVIDER_ID : Provider Id is not supported.")
+                #expect(try await Self.signIn(api, "password", idToken: token).errorCode == "INVALID_PROVIDER_ID")
+                #expect(try await Self.signIn(api, "facebook.com", idToken: token).errorCode == "OPERATION_NOT_ALLOWED")
+                #expect(try await api.client("signInWithIdp", ["postBody": "providerId=oidc.off"]).errorCode == "MISSING_REQUEST_URI")
+                #expect(
+                    try await api.client("signInWithIdp", ["requestUri": "not a uri", "postBody": "x=1"]).errorCode == "INVALID_REQUEST_URI"
+                )
+            }
+        }
+    }
+
+    @Test("A8: a nonce-bearing Apple token needs its raw nonce and signs in once")
+    func nonces() async throws {
+        let clock = ManualClock()
+        try await TestIssuer.with { issuer in
+            try await withServer(Self.configuration(), database: try await TestDatabase.createMigrated(), clock: clock) { http in
+                let api = API(http: http)
+                try await Self.configure(http, issuer, "apple.com", clientID: "com.example.services")
+                let raw = "raw-nonce-1"
+                let hashed = SHA256.hash(data: Array(raw.utf8)).map { String(format: "%02x", $0) }.joined()
+                let token = try issuer.token(
+                    sub: "a-1", audience: "com.example.services", issuer: "https://appleid.apple.com", issuedAt: clock.now(),
+                    extra: ["nonce": hashed])
+                #expect(
+                    try await Self.signIn(api, "apple.com", idToken: token).errorMessage
+                        == "MISSING_OR_INVALID_NONCE : Nonce is missing in the request.")
+                #expect(
+                    try await Self.signIn(api, "apple.com", idToken: token, nonce: "other").errorMessage
+                        == "MISSING_OR_INVALID_NONCE : Nonce does not match.")
+                #expect(try await Self.signIn(api, "apple.com", idToken: token, nonce: raw).status == 200)
+                let duplicate = "MISSING_OR_INVALID_NONCE : Duplicate credential received. Please try again with a new credential."
+                #expect(try await Self.signIn(api, "apple.com", idToken: token, nonce: raw).errorMessage == duplicate)
+                #expect(try await Self.signIn(api, "apple.com", idToken: token, nonce: "other").errorMessage == duplicate)
+            }
+        }
+    }
+
+    @Test("A9, THE RULE: a trusted IdP asserting the verified email of a squatter's unverified account strips it and revokes its sessions")
+    func takeoverClosed() async throws {
+        let clock = ManualClock()
+        try await TestIssuer.with { issuer in
+            try await withServer(Self.configuration(), database: try await TestDatabase.createMigrated(), clock: clock) { http in
+                let api = API(http: http)
+                try await Self.configure(http, issuer)
+                // The squatter signs up with the victim's address and keeps a session.
+                let squatter = try await api.signUp("victim@example.com", "squatter-pass")
+                clock.advance(2)
+                let token = try issuer.token(sub: "victim", email: "Victim@Example.com", emailVerified: true, issuedAt: clock.now())
+                let victim = try await Self.signIn(api, "oidc.test", idToken: token)
+                #expect(victim.status == 200)
+                #expect(victim.string("localId") == squatter.localID, "same account")
+                #expect(victim.json["isNewUser"] == nil && victim.json["emailVerified"] as? Bool == true)
+                // The squatter's password and sessions are gone.
+                #expect(
+                    try await api.client("signInWithPassword", ["email": "victim@example.com", "password": "squatter-pass"]).errorCode
+                        == "INVALID_PASSWORD")
+                #expect(try await api.refresh(squatter.refreshToken).errorCode == "TOKEN_EXPIRED")
+                let methods = try await api.client(
+                    "createAuthUri", ["identifier": "victim@example.com", "continueUri": "http://localhost"])
+                #expect(methods.json["signinMethods"] as? [String] == ["oidc.test"])
+                let sessions = try await api.admin("listSessions", ["localId": squatter.localID, "includeRevoked": true])
+                let reasons = (sessions.json["sessions"] as? [[String: Any]] ?? []).compactMap { $0["revokeReason"] as? String }
+                #expect(reasons.contains("IDP_TAKEOVER_PROTECTION"), "\(reasons)")
+                // The victim's own session works.
+                #expect(try await api.refresh(Session(victim).refreshToken).status == 200)
+            }
+        }
+    }
+
+    @Test(
+        "A10, A11: an untrusted assertion answers needConfirmation and changes nothing; its pending token links once signed in; google.com trusts hd"
+    )
+    func needConfirmation() async throws {
+        let clock = ManualClock()
+        try await TestIssuer.with { issuer in
+            try await withServer(Self.configuration(), database: try await TestDatabase.createMigrated(), clock: clock) { http in
+                let api = API(http: http)
+                try await Self.configure(http, issuer)
+                try await Self.configure(http, issuer, "google.com", clientID: "web-client")
+                let owner = try await api.signUp("u@example.com")
+                let token = try issuer.token(sub: "u", email: "u@example.com", emailVerified: false, issuedAt: clock.now())
+                let reply = try await Self.signIn(api, "oidc.test", idToken: token)
+                #expect(reply.status == 200 && reply.json["needConfirmation"] as? Bool == true)
+                #expect(reply.string("localId") == owner.localID && reply.json["idToken"] == nil && reply.json["errorMessage"] == nil)
+                #expect(try await api.signIn("u@example.com").localID == owner.localID, "the account is untouched")
+                let pending = try #require(reply.string("pendingToken"))
+                let linked = try await api.client(
+                    "signInWithIdp", ["requestUri": "http://localhost", "pendingToken": pending, "idToken": owner.idToken])
+                #expect(
+                    linked.status == 200 && linked.string("localId") == owner.localID, "\(String(decoding: linked.body, as: UTF8.self))")
+                #expect(try await api.signIn("u@example.com").localID == owner.localID, "linking strips nothing")
+
+                // google.com proves only Gmail, or the domain its hd names.
+                let google = "https://accounts.google.com"
+                let workspaceUser = try await api.signUp("w@corp.example")
+                let noHD = try issuer.token(
+                    sub: "g-w", audience: "web-client", issuer: google, email: "w@corp.example", emailVerified: true, issuedAt: clock.now())
+                #expect(try await Self.signIn(api, "google.com", idToken: noHD).json["needConfirmation"] as? Bool == true)
+                let withHD = try issuer.token(
+                    sub: "g-w", audience: "web-client", issuer: google, email: "w@corp.example", emailVerified: true, issuedAt: clock.now(),
+                    extra: ["hd": "corp.example"])
+                let trusted = try await Self.signIn(api, "google.com", idToken: withHD)
+                #expect(trusted.string("localId") == workspaceUser.localID && trusted.json["idToken"] != nil)
+                #expect(
+                    try await api.client("signInWithPassword", ["email": "w@corp.example", "password": "secret-pass"]).errorCode
+                        == "INVALID_PASSWORD")
+            }
+        }
+    }
+
+    @Test("A12–A15: linking refusals (with returnIdpCredential as 200 errorMessage), a phone-only user gains an email, autoCreate false")
+    func linking() async throws {
+        let clock = ManualClock()
+        try await TestIssuer.with { issuer in
+            try await withServer(Self.configuration(), database: try await TestDatabase.createMigrated(), clock: clock) { http in
+                let api = API(http: http)
+                try await Self.configure(http, issuer)
+                let v = try await Self.signIn(api, "oidc.test", idToken: try issuer.token(sub: "g", issuedAt: clock.now()))
+                #expect(v.status == 200)
+                let u = try await api.signUp("u@example.com")
+                let taken = try issuer.token(sub: "g", issuedAt: clock.now())
+                #expect(
+                    try await Self.signIn(api, "oidc.test", idToken: taken, linkTo: u.idToken).errorCode
+                        == "FEDERATED_USER_ID_ALREADY_LINKED")
+                let soft = try await Self.signIn(api, "oidc.test", idToken: taken, linkTo: u.idToken, extra: ["returnIdpCredential": true])
+                #expect(soft.status == 200 && soft.string("errorMessage") == "FEDERATED_USER_ID_ALREADY_LINKED")
+                #expect(soft.json["localId"] == nil && soft.json["idToken"] == nil)
+
+                let s1 = try await Self.signIn(
+                    api, "oidc.test", idToken: try issuer.token(sub: "s1", issuedAt: clock.now()), linkTo: u.idToken)
+                #expect(s1.status == 200 && s1.string("localId") == u.localID)
+                #expect(
+                    try await Self.signIn(api, "oidc.test", idToken: try issuer.token(sub: "s2", issuedAt: clock.now()), linkTo: u.idToken)
+                        .errorCode == "PROVIDER_ALREADY_LINKED")
+
+                // A14: a phone-only user links an identity with an email.
+                #expect(try await api.admin("signUp", ["localId": "phone-user", "phoneNumber": "+15555550123"]).status == 200)
+                let phone = Session(
+                    try await api.client(
+                        "signInWithCustomToken", ["token": try ServiceAccount.unsigned(uid: "phone-user", issuedAt: clock.now())]))
+                let withEmail = try issuer.token(sub: "p", email: "p@example.com", emailVerified: true, issuedAt: clock.now())
+                #expect(try await Self.signIn(api, "oidc.test", idToken: withEmail, linkTo: phone.idToken).status == 200)
+                let user = try await Self.lookup(api, "phone-user")
+                #expect(user?["email"] as? String == "p@example.com" && user?["emailVerified"] as? Bool == true)
+                #expect(user?["phoneNumber"] as? String == "+15555550123")
+                #expect(try await api.refresh(phone.refreshToken).status == 200, "linking revokes nothing")
+
+                // A15
+                let unknown = try issuer.token(sub: "nobody-yet", issuedAt: clock.now())
+                #expect(
+                    try await Self.signIn(api, "oidc.test", idToken: unknown, extra: ["autoCreate": false]).errorCode == "USER_NOT_FOUND")
+                #expect(
+                    try await api.admin("lookup", ["federatedUserId": [["providerId": "oidc.test", "rawId": "nobody-yet"]]]).json["users"]
+                        == nil)
+            }
+        }
+    }
+
+    @Test("concurrency: two first sign-ins of one identity make one user, one isNewUser; sign-in attributes ride through refreshes")
+    func concurrentFirstSignIns() async throws {
+        let clock = ManualClock()
+        try await TestIssuer.with { issuer in
+            try await withServer(Self.configuration(), database: try await TestDatabase.createMigrated(), clock: clock) { http in
+                let api = API(http: http)
+                try await Self.configure(http, issuer)
+                let tokens = try (0..<2).map { device in
+                    try issuer.token(sub: "twin", issuedAt: clock.now(), extra: ["department": "R&D", "device": device])
+                }
+                async let a = Self.signIn(api, "oidc.test", idToken: tokens[0])
+                async let b = Self.signIn(api, "oidc.test", idToken: tokens[1])
+                let both = try await [a, b]
+                #expect(both.allSatisfy { $0.status == 200 }, "\(both.map { String(decoding: $0.body, as: UTF8.self) })")
+                #expect(Set(both.compactMap { $0.string("localId") }).count == 1)
+                #expect(both.filter { $0.json["isNewUser"] as? Bool == true }.count == 1)
+                let session = Session(both[0])
+                clock.advance(5)
+                let refreshed = Session(try await api.refresh(session.refreshToken))
+                let attributes = (refreshed.claims["firebase"] as? [String: Any])?["sign_in_attributes"] as? [String: Any]
+                #expect(attributes?["department"] as? String == "R&D")
+            }
+        }
+    }
+
+    @Test("B6: a provider disabled through one replica refuses sign-ins on another at once")
+    func disabledEverywhere() async throws {
+        let clock = ManualClock()
+        let database = try await TestDatabase.createMigrated()
+        try await TestIssuer.with { issuer in
+            try await withServer(Self.configuration(), database: database, clock: clock) { first in
+                try await withServer(Self.configuration(), database: database, clock: clock) { second in
+                    try await Self.configure(first, issuer)
+                    #expect(
+                        try await Self.signIn(API(http: second), "oidc.test", idToken: try issuer.token(issuedAt: clock.now())).status
+                            == 200)
+                    let patched = try await first.admin.send(
+                        .PATCH, "/v2/projects/demo-test/oauthIdpConfigs/oidc.test?updateMask=enabled",
+                        body: Data(#"{"enabled":false}"#.utf8),
+                        headers: [API.admin, ("Content-Type", "application/json")])
+                    #expect(patched.status == 200)
+                    #expect(
+                        try await Self.signIn(API(http: second), "oidc.test", idToken: try issuer.token(issuedAt: clock.now())).errorMessage
+                            == "OPERATION_NOT_ALLOWED : The identity provider configuration is disabled.")
+                }
+            }
+        }
+    }
+}

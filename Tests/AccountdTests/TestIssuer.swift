@@ -1,0 +1,116 @@
+import AccountCore
+import AccountTesting
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Synchronization
+import _CryptoExtras
+
+/// A real OpenID Connect issuer on loopback for the tests (federation-and-limits.md §A): its
+/// discovery document, its JWKS (an RSA and a P-256 key, rotatable), and ID tokens it signs. Not a
+/// mock inside the server: accountd fetches its keys over HTTP as it would Google's.
+final class TestIssuer: Sendable {
+    let port: Int
+    private let shared: Shared
+    var rsa: _RSA.Signing.PrivateKey { shared.rsa }
+    var ec: P256.Signing.PrivateKey { shared.ec }
+
+    var url: String { "http://127.0.0.1:\(port)" }
+    var jwksURL: String { url + "/jwks" }
+    var fetches: Int { shared.state.withLock { $0.fetches } }
+    var rsaKeyID: String { shared.state.withLock { $0.rsaKeyID } }
+
+    private init(port: Int, shared: Shared) {
+        self.port = port
+        self.shared = shared
+    }
+
+    /// What the routes and the tests share.
+    final class Shared: Sendable {
+        let rsa = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let ec = P256.Signing.PrivateKey()
+        let state = Mutex((rsaKeyID: "rsa-1", fetches: 0, maxAge: 3600))
+        /// The port, once listening (the discovery document names it).
+        let port = Mutex(0)
+    }
+
+    /// Starts an issuer for `body`.
+    static func with<T: Sendable>(_ body: @Sendable (TestIssuer) async throws -> T) async throws -> T {
+        let shared = Shared()
+        let router = Router()
+        router.get("/.well-known/openid-configuration") { _, _ -> Response in
+            let base = "http://127.0.0.1:\(shared.port.withLock { $0 })"
+            return Self.json([
+                "issuer": base, "jwks_uri": base + "/jwks", "authorization_endpoint": base + "/authorize",
+                "token_endpoint": base + "/token",
+            ])
+        }
+        router.get("/jwks") { _, _ -> Response in
+            let (kid, maxAge) = shared.state.withLock { state in
+                state.fetches += 1
+                return (state.rsaKeyID, state.maxAge)
+            }
+            let primitives = try shared.rsa.publicKey.getKeyPrimitives()
+            let point = shared.ec.publicKey.rawRepresentation
+            var response = Self.json([
+                "keys": [
+                    [
+                        "kty": "RSA", "kid": kid, "alg": "RS256", "use": "sig", "n": TestBase64URL.encode(Array(primitives.modulus)),
+                        "e": TestBase64URL.encode(Array(primitives.publicExponent)),
+                    ],
+                    [
+                        "kty": "EC", "crv": "P-256", "kid": "ec-1", "x": TestBase64URL.encode(Array(point.prefix(32))),
+                        "y": TestBase64URL.encode(Array(point.suffix(32))),
+                    ],
+                ]
+            ])
+            response.headers[.cacheControl] = "public, max-age=\(maxAge)"
+            return response
+        }
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        return try await app.test(.live) { client in
+            shared.port.withLock { $0 = client.port! }
+            return try await body(TestIssuer(port: client.port!, shared: shared))
+        }
+    }
+
+    static func json(_ object: [String: Any]) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// Serves a new RSA key id from now on (the same key material: what matters is the `kid`).
+    func rotate(to kid: String) { shared.state.withLock { $0.rsaKeyID = kid } }
+
+    /// An ID token: RS256 (or ES256) over `claims` on top of sensible defaults for `audience`.
+    func token(
+        sub: String = "sub-1", audience: Any = "client-1", issuer: String? = nil, email: String? = nil, emailVerified: Bool? = nil,
+        issuedAt: Date, extra: [String: Any] = [:], algorithm: String = "RS256", keyID: String? = nil
+    ) throws -> String {
+        var claims: [String: Any] = [
+            "iss": issuer ?? url, "sub": sub, "aud": audience, "iat": Int(issuedAt.timeIntervalSince1970),
+            "exp": Int(issuedAt.timeIntervalSince1970) + 3600,
+        ]
+        if let email { claims["email"] = email }
+        if let emailVerified { claims["email_verified"] = emailVerified }
+        claims.merge(extra) { $1 }
+        let kid = keyID ?? (algorithm == "ES256" ? "ec-1" : rsaKeyID)
+        let header: [String: Any] = ["alg": algorithm, "typ": "JWT", "kid": kid]
+        func segment(_ object: [String: Any]) throws -> String {
+            TestBase64URL.encode(Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])))
+        }
+        let input = try segment(header) + "." + segment(claims)
+        let signature: [UInt8]
+        switch algorithm {
+        case "ES256": signature = Array(try ec.signature(for: SHA256.hash(data: Array(input.utf8))).rawRepresentation)
+        case "PS256": signature = Array(try rsa.signature(for: SHA256.hash(data: Array(input.utf8)), padding: .PSS).rawRepresentation)
+        default:
+            signature = Array(try rsa.signature(for: SHA256.hash(data: Array(input.utf8)), padding: .insecurePKCS1v1_5).rawRepresentation)
+        }
+        return input + "." + TestBase64URL.encode(signature)
+    }
+}
