@@ -389,4 +389,52 @@ struct FederationTests {
             }
         }
     }
+
+    @Test("A.11: lookup by federatedUserId, discovery of a federated-only email, admin link and unlink")
+    func aroundTheEndpoint() async throws {
+        let clock = ManualClock()
+        try await TestIssuer.with { issuer in
+            try await withServer(Self.configuration(), database: try await TestDatabase.createMigrated(), clock: clock) { http in
+                let api = API(http: http)
+                try await Self.configure(http, issuer)
+                let signedIn = try await Self.signIn(
+                    api, "oidc.test",
+                    idToken: try issuer.token(sub: "fed", email: "fed@example.com", emailVerified: true, issuedAt: clock.now()))
+                let localID = try #require(signedIn.string("localId"))
+                let found = try await api.admin("lookup", ["federatedUserId": [["providerId": "oidc.test", "rawId": "fed"]]])
+                #expect((found.json["users"] as? [[String: Any]])?.first?["localId"] as? String == localID)
+                let info = (found.json["users"] as? [[String: Any]])?.first?["providerUserInfo"] as? [[String: Any]]
+                #expect(info?.first?["federatedId"] as? String == "fed" && info?.first?["rawId"] as? String == "fed")
+
+                // An account known only through an identity's email.
+                _ = try await Self.signIn(
+                    api, "oidc.test", idToken: try issuer.token(sub: "only", email: "only-idp@example.com", issuedAt: clock.now()))
+                let discovered = try await api.client(
+                    "createAuthUri", ["identifier": "only-idp@example.com", "continueUri": "http://localhost"])
+                #expect(discovered.json["registered"] as? Bool == true)
+
+                // Admin link (no configuration needed) and its refusals.
+                let other = try await api.signUp("other@example.com")
+                let link = { (provider: String, raw: String) -> [String: any Sendable] in
+                    ["localId": other.localID, "linkProviderUserInfo": ["providerId": provider, "rawId": raw]]
+                }
+                #expect(try await api.admin("update", link("saml.partner", "p-1")).status == 200)
+                #expect(try await api.admin("update", link("password", "x")).errorCode == "INVALID_PROVIDER_ID")
+                #expect(
+                    try await api.admin("update", link("saml.partner", "")).errorMessage
+                        == "INVALID_PROVIDER_ID : rawId must be a non-empty string")
+                #expect(try await api.admin("update", link("oidc.test", "fed")).errorCode == "FEDERATED_USER_ID_ALREADY_LINKED")
+                let afterLink = try await Self.lookup(api, other.localID)
+                #expect(
+                    (afterLink?["providerUserInfo"] as? [[String: Any]])?.contains { $0["providerId"] as? String == "saml.partner" } == true
+                )
+                // The user unlinks it, as the JS SDK's unlink does.
+                let unlinked = try await api.client("update", ["idToken": other.idToken, "deleteProvider": ["saml.partner"]])
+                #expect(unlinked.status == 200)
+                #expect(
+                    (unlinked.json["providerUserInfo"] as? [[String: Any]])?.contains { $0["providerId"] as? String == "saml.partner" }
+                        != true)
+            }
+        }
+    }
 }

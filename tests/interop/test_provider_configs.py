@@ -45,3 +45,27 @@ def test_oidc_provider_config_lifecycle():
     auth.delete_oidc_provider_config(provider_id)
     with pytest.raises(auth.ConfigurationNotFoundError):
         auth.get_oidc_provider_config(provider_id)
+
+
+def test_provider_links_through_the_admin_sdk():
+    default_app()
+    user = auth.create_user(email=f"linked-{uuid.uuid4().hex[:8]}@example.com")
+    raw_id = f"partner-{uuid.uuid4().hex[:8]}"
+    # The Node Admin SDK's providerToLink (the Python SDK has no link call): the same admin RPC.
+    import requests
+    linked = requests.post(
+        f"http://{os.environ['FIREBASE_AUTH_EMULATOR_HOST']}/identitytoolkit.googleapis.com/v1/projects/{PROJECT}/accounts:update",
+        json={"localId": user.uid, "linkProviderUserInfo": {"providerId": "saml.partner", "rawId": raw_id,
+                                                             "email": "p@partner.example", "displayName": "Partner"}},
+        headers={"Authorization": "Bearer owner"}, timeout=30)
+    assert linked.status_code == 200, linked.text
+    updated = auth.get_user(user.uid)
+    assert any(info.provider_id == "saml.partner" and info.uid == raw_id for info in updated.provider_data)
+    # get_users with a ProviderIdentifier sends lookup {federatedUserId: [...]}, as the Node SDK's
+    # getUserByProviderUid does.
+    found = auth.get_users([auth.ProviderIdentifier("saml.partner", raw_id), auth.UidIdentifier("nobody-here")])
+    assert [u.uid for u in found.users] == [user.uid]
+    assert len(found.not_found) == 1
+    unlinked = auth.update_user(user.uid, providers_to_delete=["saml.partner"])
+    assert not any(info.provider_id == "saml.partner" for info in unlinked.provider_data)
+    assert auth.get_users([auth.ProviderIdentifier("saml.partner", raw_id)]).users == []

@@ -18,8 +18,19 @@ enum LookupRPC {
                 if ids.isEmpty && emails.isEmpty && phones.isEmpty && !body.has("federatedUserId") && !body.has("initialEmail") {
                     throw AccountError(.missingIDToken)
                 }
+                // federatedUserId: [{providerId, rawId}] (the Admin SDKs' get_user_by_provider_uid).
+                var federated: [(providerID: String, rawID: String)] = []
+                if case .array(let entries)? = body.fields["federatedUserId"] {
+                    for entry in entries {
+                        guard let object = entry.objectValue, let provider = object["providerId"]?.stringValue,
+                            let raw = object["rawId"]?.stringValue
+                        else { throw AccountError(.invalidIdentifier, "federatedUserId entries need providerId and rawId") }
+                        federated.append((provider, raw))
+                    }
+                }
+                if federated.count > 100 { throw AccountError(.invalidIdentifier, "At most 100 identifiers of each kind") }
                 let users = try await service.users(
-                    localIDs: ids, emails: emails.compactMap(EmailAddress.normalize), phoneNumbers: phones
+                    localIDs: ids, emails: emails.compactMap(EmailAddress.normalize), phoneNumbers: phones, federatedIDs: federated
                 )
                 return response(users)
             }

@@ -1,4 +1,5 @@
 import AccountCore
+import Foundation
 
 /// `accounts:update` with an ID token (client) or a `localId` (admin), identity-toolkit.md §4.7 B.
 enum UpdateRPC {
@@ -77,6 +78,13 @@ enum UpdateRPC {
             input.customAttributes = try body.string("customAttributes")
             input.createdAt = try body.int64("createdAt")
             input.lastLoginAt = try body.int64("lastLoginAt")
+            if isAdmin, let link = body.fields["linkProviderUserInfo"], link != .null {
+                guard let object = link.objectValue else { throw AccountError(.invalidProviderID) }
+                input.linkProvider = FederatedIdentity(
+                    providerID: object["providerId"]?.stringValue ?? "", rawID: object["rawId"]?.stringValue ?? "",
+                    email: object["email"]?.stringValue.flatMap(EmailAddress.normalize), displayName: object["displayName"]?.stringValue,
+                    photoURL: object["photoUrl"]?.stringValue, linkedAt: Date())
+            }
             if isAdmin {
                 let user = try await service.adminUpdate(localID: try body.string("localId"), input: input)
                 return try WireEncoding.response(Response(user))

@@ -30,6 +30,8 @@ extension AccountService {
         package var customAttributes: String?
         package var createdAt: Int64?
         package var lastLoginAt: Int64?
+        /// Admin only: a federated identity to attach (federation-and-limits.md §A.9 "Admin link").
+        package var linkProvider: FederatedIdentity?
 
         /// Empty input.
         package init() {}
@@ -163,12 +165,30 @@ extension AccountService {
             }
         }
         change.deleteProviders = input.deleteProviders
+        if let link = input.linkProvider { change.linkIdentity = try Self.checkAdminLink(link) }
         change.emailVerified = input.emailVerified
         change.disabled = input.disableUser
         change.createdAt = input.createdAt.map { Date(timeIntervalSince1970: Double($0) / 1000) }
         change.lastLoginAt = input.lastLoginAt.map { Date(timeIntervalSince1970: Double($0) / 1000) }
         if let password = input.password { change.password = try await hasher.hash(password) }
         return change
+    }
+
+    /// §A.9's admin link: a provider id of the form `[a-z0-9][a-z0-9._-]{0,126}` with a dot (none of
+    /// the built-in sign-in methods), and a non-empty `rawId`.
+    static func checkAdminLink(_ link: FederatedIdentity) throws(AccountError) -> FederatedIdentity {
+        let id = link.providerID
+        let allowed = { (byte: UInt8) in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        }
+        let bytes = Array(id.utf8)
+        guard (1...127).contains(bytes.count), bytes.allSatisfy(allowed), let first = bytes.first,
+            first != UInt8(ascii: "."), first != UInt8(ascii: "_"), first != UInt8(ascii: "-"), id.contains("."),
+            !["password", "phone", "anonymous", "custom", "firebase"].contains(id)
+        else { throw AccountError(.invalidProviderID) }
+        guard !link.rawID.isEmpty else { throw AccountError(.invalidProviderID, "rawId must be a non-empty string") }
+        return link
     }
 
     /// identity-toolkit.md §2.5: a JSON object of at most 1000 bytes without reserved keys; `""`/`"{}"` clear.

@@ -33,8 +33,14 @@ package struct AccountService: Sendable {
 
     /// The admin's lookup by identifiers (`accounts:lookup` with `localId`, `email`, `phoneNumber`):
     /// each user once, in the order found.
-    package func users(localIDs: [String], emails: [String], phoneNumbers: [String]) async throws -> [UserRecord] {
-        try await store.users(localIDs: localIDs, emails: emails, phoneNumbers: phoneNumbers)
+    package func users(
+        localIDs: [String], emails: [String], phoneNumbers: [String], federatedIDs: [(providerID: String, rawID: String)] = []
+    ) async throws -> [UserRecord] {
+        var users = try await store.users(localIDs: localIDs, emails: emails, phoneNumbers: phoneNumbers)
+        for user in try await store.users(federatedIDs: federatedIDs) where !users.contains(where: { $0.localID == user.localID }) {
+            users.append(user)
+        }
+        return users
     }
 
     /// A fresh opaque identifier (`createAuthUri`'s `sessionId`): `count` characters of `alphabet`.
@@ -179,7 +185,10 @@ package struct AccountService: Sendable {
         guard let email = EmailAddress.normalize(identifier) else { throw AccountError(.invalidIdentifier) }
         guard let url = URL(string: continueURI), url.scheme != nil else { throw AccountError(.invalidContinueURI) }
         try await limiter.consume(.lookupsPerIP, address.map(AbuseLimiter.networkKey))
-        return try await store.user(email: email)
+        // The account with that email, else the first with a federated identity of that email
+        // (federation-and-limits.md §A.11).
+        if let user = try await store.user(email: email) { return user }
+        return try await store.userWithFederatedEmail(email)
     }
 
     // MARK: Helpers

@@ -10,6 +10,10 @@ package protocol AccountStore: Sendable {
     func user(email: String) async throws -> UserRecord?
     /// Users by ids, emails and phone numbers, in that order, without duplicates.
     func users(localIDs: [String], emails: [String], phoneNumbers: [String]) async throws -> [UserRecord]
+    /// The first account (by link time) having a federated identity with `email` (§A.11).
+    func userWithFederatedEmail(_ email: String) async throws -> UserRecord?
+    /// The users holding these federated identities `(providerId, rawId)`, in that order.
+    func users(federatedIDs: [(providerID: String, rawID: String)]) async throws -> [UserRecord]
     /// The revocation state of a session, for the cache.
     func sessionState(sessionID: String) async throws -> SessionState?
     /// A user's sessions, newest first; `before` pages by (createdAt, sessionID).
@@ -96,6 +100,8 @@ package struct UserChange: Sendable, Equatable {
     package var emailVerified: Bool?
     package var password: StoredPassword?
     package var deleteProviders: [String] = []
+    /// An admin's link (§A.9): replaces the user's identity of that provider; nothing is revoked.
+    package var linkIdentity: FederatedIdentity?
     package var phoneNumber: FieldChange<String> = .keep
     package var disabled: Bool?
     package var customAttributes: FieldChange<String> = .keep

@@ -73,6 +73,4 @@ package protocol FederationStore: Sendable {
     func signInFederated(_ request: FederatedSignIn) async throws -> FederatedSignInOutcome
     /// §A.9 in one transaction.
     func linkFederated(_ request: FederatedLink) async throws -> (UserRecord, MintTicket)
-    /// §A.11: the first account (by link time) having a federated entry with `email`.
-    func userWithFederatedEmail(_ email: String) async throws -> UserRecord?
 }

@@ -19,6 +19,29 @@ extension PostgresAccountStore {
         }
     }
 
+    package func users(federatedIDs: [(providerID: String, rawID: String)]) async throws -> [UserRecord] {
+        guard !federatedIDs.isEmpty else { return [] }
+        return try await translating {
+            try await onConnection { tx in
+                var found: [UserRecord] = []
+                for (providerID, rawID) in federatedIDs {
+                    for try await localID in try await tx.query(
+                        """
+                        SELECT local_id FROM federated_identities WHERE tenant_id = \(tenant) AND provider_id = \(providerID) AND raw_id = \(rawID)
+                        """
+                    ).decode(String.self) {
+                        if let user = try await tx.user(localID: localID, lock: false),
+                            !found.contains(where: { $0.localID == user.localID })
+                        {
+                            found.append(user)
+                        }
+                    }
+                }
+                return found
+            }
+        }
+    }
+
     package func users(localIDs: [String], emails: [String], phoneNumbers: [String]) async throws -> [UserRecord] {
         try await translating {
             var found: [UserRecord] = []
@@ -204,6 +227,25 @@ extension StoreTransaction {
             try await query(
                 "DELETE FROM federated_identities WHERE tenant_id = \(tenant) AND local_id = \(localID) AND provider_id = ANY(\(federated))"
             )
+        }
+        if let link = change.linkIdentity {
+            // The identity must be this user's or nobody's; the admin's entry replaces the user's own.
+            for try await owner in try await query(
+                """
+                SELECT local_id FROM federated_identities
+                WHERE tenant_id = \(tenant) AND provider_id = \(link.providerID) AND raw_id = \(link.rawID) FOR UPDATE
+                """
+            ).decode(String.self) where owner != localID {
+                throw AccountError(.federatedUserIDAlreadyLinked)
+            }
+            try await query(
+                "DELETE FROM federated_identities WHERE tenant_id = \(tenant) AND local_id = \(localID) AND provider_id = \(link.providerID)"
+            )
+            try await query(
+                """
+                INSERT INTO federated_identities (tenant_id, local_id, provider_id, raw_id, email, display_name, photo_url, linked_at)
+                VALUES (\(tenant), \(localID), \(link.providerID), \(link.rawID), \(link.email), \(link.displayName), \(link.photoURL), \(now))
+                """)
         }
     }
 

@@ -123,6 +123,7 @@ package struct PostgresAccountStore: AccountStore {
             case "users_email_key": return AccountError(.emailExists)
             case "users_phone_key": return AccountError(.phoneNumberExists)
             case "users_pkey": return AccountError(.duplicateLocalID)
+            case "federated_identities_tenant_id_provider_id_raw_id_key": return AccountError(.federatedUserIDAlreadyLinked)
             case "custom_token_signers_fingerprint_key":
                 return AccountError(.configurationExists, "This key is already registered for the project.")
             default: return error
