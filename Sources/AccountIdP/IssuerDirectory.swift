@@ -11,7 +11,7 @@ import NIOHTTP1
 /// unknown `kid` forces one refetch per issuer per 60 s; after a failed refresh the stale keys
 /// serve 24 h more. Fetches are HTTPS only (plain HTTP to loopback only when allowed, for `demo-`
 /// projects), 5 s, at most 1 MiB, no redirects, never a URL taken from a token.
-package actor IssuerDirectory: IdPSignatureVerifier {
+package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints {
     private struct Entry {
         var keys: [(kid: String?, key: IssuerKey)]
         var fetchedAt: Date
@@ -65,6 +65,73 @@ package actor IssuerDirectory: IdPSignatureVerifier {
         }
     }
 
+    /// Discovery documents by URL, kept as long as keys are.
+    private var discoveries: [String: (document: [String: JSONValue], until: Date)] = [:]
+
+    private func discovery(_ config: IdPConfig) async throws -> [String: JSONValue] {
+        let url = Self.discoveryURL(config)
+        let now = clock.now()
+        if let cached = discoveries[url], now < cached.until { return cached.document }
+        do {
+            let (document, maxAge) = try await Self.fetchJSON(url, client: client, allowLoopbackHTTP: allowLoopbackHTTP)
+            discoveries[url] = (document, now + min(max(maxAge ?? Self.minimumCache, Self.minimumCache), Self.maximumCache))
+            return document
+        } catch {
+            if let stale = discoveries[url] { return stale.document }
+            throw IdTokenRules.unreachable
+        }
+    }
+
+    package func authorizationEndpoint(_ config: IdPConfig) async throws -> String {
+        if let endpoint = config.options.authorizationEndpoint { return endpoint }
+        guard let endpoint = try await discovery(config)["authorization_endpoint"]?.stringValue else { throw IdTokenRules.unreachable }
+        return endpoint
+    }
+
+    package func exchangeCode(_ config: IdPConfig, form: [(String, String)]) async throws -> [String: JSONValue] {
+        let endpoint: String
+        if let configured = config.options.tokenEndpoint {
+            endpoint = configured
+        } else {
+            guard let discovered = try await discovery(config)["token_endpoint"]?.stringValue else { throw IdTokenRules.unreachable }
+            endpoint = discovered
+        }
+        guard let components = URLComponents(string: endpoint), let host = components.host?.lowercased(),
+            components.scheme?.lowercased() == "https"
+                || (components.scheme?.lowercased() == "http" && allowLoopbackHTTP
+                    && ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host))
+        else { throw IdTokenRules.unreachable }
+        var request = HTTPClientRequest(url: endpoint)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.headers.add(name: "Accept", value: "application/json")
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let body = form.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }.joined(separator: "&")
+        request.body = .bytes(ByteBuffer(string: body))
+        let response: HTTPClientResponse
+        let bytes: ByteBuffer
+        do {
+            response = try await client.execute(request, timeout: .seconds(10))
+            bytes = try await response.body.collect(upTo: Self.maximumBytes)
+        } catch {
+            throw IdTokenRules.unreachable
+        }
+        switch response.status.code {
+        case 200..<300: break
+        case 400..<500: throw AccountError(.invalidIDPResponse, "The authorization code was rejected.")
+        default: throw IdTokenRules.unreachable
+        }
+        guard let object = (try? JSONValue.parse(Array(bytes.readableBytesView)))?.objectValue else { throw IdTokenRules.unparsableToken }
+        return object
+    }
+
+    private static func discoveryURL(_ config: IdPConfig) -> String {
+        config.options.discoveryURL
+            ?? (config.primaryIssuer.hasSuffix("/") ? String(config.primaryIssuer.dropLast()) : config.primaryIssuer)
+            + "/.well-known/openid-configuration"
+    }
+
     private static func candidates(_ entry: Entry, kid: String?) -> [IssuerKey] {
         entry.keys.filter { kid == nil || $0.kid == kid }.map(\.key)
     }
@@ -72,11 +139,7 @@ package actor IssuerDirectory: IdPSignatureVerifier {
     /// Where a config's keys come from: its `jwksUri`, else its discovery document.
     private static func source(_ config: IdPConfig) -> String {
         if let jwks = config.options.jwksURI { return "jwks:" + jwks }
-        let discovery =
-            config.options.discoveryURL
-            ?? (config.primaryIssuer.hasSuffix("/") ? String(config.primaryIssuer.dropLast()) : config.primaryIssuer)
-            + "/.well-known/openid-configuration"
-        return "discovery:" + discovery
+        return "discovery:" + discoveryURL(config)
     }
 
     /// The keys of `source`, fetched when missing, expired, or `force`d; stale keys while a

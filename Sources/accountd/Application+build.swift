@@ -5,6 +5,7 @@ import AccountIdP
 import AccountMail
 import AccountPostgres
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -72,7 +73,11 @@ func buildApplication(
     let federationCrypto = RSACustomTokenCrypto()
     routes.addFederation(
         service: FederatedSignInService(
-            accounts: service, configs: idpConfigs, store: store, verifier: issuers, sha256: { federationCrypto.sha256($0) },
+            accounts: service, configs: idpConfigs, store: store, verifier: issuers, endpoints: issuers,
+            sha256: { federationCrypto.sha256($0) },
+            flowKey: { [flowKey = SymmetricKey(data: sealer.derive(info: "accountd idp flow v1", count: 32))] message in
+                Array(HMAC<SHA256>.authenticationCode(for: Array(message.utf8), using: flowKey))
+            },
             insecureTestMode: configuration.acceptUnverifiedIdPTokens))
     let admin = AdminService(accounts: service, store: store, keys: keyRing)
     routes.addAdmin(service: admin)

@@ -438,3 +438,140 @@ struct FederationTests {
         }
     }
 }
+
+/// §A.5: flows started by createAuthUri, completed by the IdP's redirect back.
+@Suite("Federated redirect flows (§A.5)")
+struct RedirectFlowTests {
+    /// The query of an authUri, by name.
+    static func query(_ authURI: String) -> [String: String] {
+        var items: [String: String] = [:]
+        for item in URLComponents(string: authURI)?.queryItems ?? [] { items[item.name] = item.value ?? "" }
+        return items
+    }
+
+    static func start(_ api: API, _ provider: String, sessionID: String = "session-1", extra: [String: any Sendable] = [:]) async throws
+        -> TestHTTPClient.Reply
+    {
+        var body: [String: any Sendable] = [
+            "providerId": provider, "continueUri": "https://app.example.com/finish", "sessionId": sessionID, "context": "ctx-1",
+        ]
+        body.merge(extra) { $1 }
+        return try await api.client("createAuthUri", body)
+    }
+
+    static func callback(_ api: API, _ query: String, sessionID: String = "session-1", extra: [String: any Sendable] = [:]) async throws
+        -> TestHTTPClient.Reply
+    {
+        var body: [String: any Sendable] = [
+            "requestUri": "https://app.example.com/finish?\(query)", "sessionId": sessionID, "returnSecureToken": true,
+        ]
+        body.merge(extra) { $1 }
+        return try await api.client("signInWithIdp", body)
+    }
+
+    @Test("A16: an id_token flow: the URL's parameters, the callback with the flow's session, a replay, another session")
+    func idTokenFlow() async throws {
+        let clock = ManualClock()
+        try await TestIssuer.with { issuer in
+            try await withServer(FederationTests.configuration(), database: try await TestDatabase.createMigrated(), clock: clock) { http in
+                let api = API(http: http)
+                try await FederationTests.configure(http, issuer)
+                let started = try await Self.start(api, "oidc.test")
+                #expect(started.status == 200, "\(String(decoding: started.body, as: UTF8.self))")
+                let authURI = try #require(started.string("authUri"))
+                #expect(authURI.hasPrefix(issuer.url + "/authorize?"))
+                let query = Self.query(authURI)
+                #expect(query["response_type"] == "id_token" && query["scope"] == "openid" && query["client_id"] == "client-1")
+                #expect(query["redirect_uri"] == "https://app.example.com/finish")
+                let nonce = try #require(query["nonce"])
+                #expect(nonce.count == 64 && nonce.allSatisfy(\.isHexDigit))
+                let state = try #require(query["state"])
+                let token = try issuer.token(sub: "flow-user", issuedAt: clock.now(), extra: ["nonce": nonce])
+                let done = try await Self.callback(api, "state=\(state)#id_token=\(token)")
+                #expect(done.status == 200 && done.string("context") == "ctx-1", "\(String(decoding: done.body, as: UTF8.self))")
+                #expect(done.json["idToken"] != nil && done.json["isNewUser"] as? Bool == true)
+                #expect(
+                    try await Self.callback(api, "state=\(state)#id_token=\(token)").errorMessage
+                        == "INVALID_IDP_RESPONSE : The sign-in session is unknown or expired.")
+
+                let second = Self.query(try #require(try await Self.start(api, "oidc.test").string("authUri")))
+                let other = try issuer.token(sub: "flow-user", issuedAt: clock.now(), extra: ["nonce": second["nonce"] ?? ""])
+                #expect(
+                    try await Self.callback(api, "state=\(second["state"] ?? "")&id_token=\(other)", sessionID: "another").errorMessage
+                        == "INVALID_IDP_RESPONSE : sessionId does not match.")
+                let wrongNonce = try issuer.token(sub: "flow-user", issuedAt: clock.now(), extra: ["nonce": "x"])
+                #expect(
+                    try await Self.callback(api, "state=\(second["state"] ?? "")&id_token=\(wrongNonce)").errorMessage
+                        == "MISSING_OR_INVALID_NONCE : Nonce does not match.")
+                #expect(
+                    try await Self.callback(api, "state=\(second["state"] ?? "")&error=access_denied&error_description=no").errorMessage
+                        == "USER_CANCELLED : no")
+                // The flow survived the refusals; the redirect must come back to where it was sent.
+                let elsewhere = try await api.client(
+                    "signInWithIdp",
+                    [
+                        "requestUri": "https://evil.example/finish?state=\(second["state"] ?? "")&id_token=\(other)",
+                        "sessionId": "session-1",
+                    ])
+                #expect(elsewhere.errorCode == "INVALID_REQUEST_URI")
+                #expect(try await Self.callback(api, "state=\(second["state"] ?? "")&id_token=\(other)").status == 200)
+
+                // createAuthUri's own refusals.
+                #expect(try await api.client("createAuthUri", ["providerId": "oidc.test"]).errorCode == "MISSING_CONTINUE_URI")
+                #expect(
+                    try await api.client("createAuthUri", ["providerId": "oidc.test", "continueUri": "https://app.example.com/a?state=1"])
+                        .errorCode == "INVALID_CONTINUE_URI")
+                #expect(
+                    try await api.client("createAuthUri", ["providerId": "oidc.test", "continueUri": "https://evil.example/"]).errorMessage
+                        == "UNAUTHORIZED_DOMAIN : Domain not allowlisted by project")
+                #expect(
+                    try await api.client("createAuthUri", ["providerId": "oidc.none", "continueUri": "https://app.example.com/"])
+                        .errorMessage
+                        == "OPERATION_NOT_ALLOWED : The identity provider configuration is not found.")
+            }
+        }
+    }
+
+    @Test("A17: a code flow exchanges the code with PKCE and the client secret; a rejected code and an unreachable endpoint are 400s")
+    func codeFlow() async throws {
+        let clock = ManualClock()
+        try await TestIssuer.with { issuer in
+            try await withServer(FederationTests.configuration(), database: try await TestDatabase.createMigrated(), clock: clock) { http in
+                let api = API(http: http)
+                let configured = try await http.admin.post(
+                    "/v2/projects/demo-test/oauthIdpConfigs?oauthIdpConfigId=oidc.code",
+                    [
+                        "clientId": "client-1", "issuer": issuer.url, "enabled": true, "responseType": ["code": true],
+                        "clientSecret": "idp-client-secret",
+                    ], headers: [API.admin])
+                #expect(configured.status == 200)
+                let query = Self.query(try #require(try await Self.start(api, "oidc.code").string("authUri")))
+                #expect(query["response_type"] == "code" && query["scope"] == "openid email profile")
+                #expect(query["code_challenge_method"] == "S256" && query["code_challenge"]?.isEmpty == false)
+                let state = try #require(query["state"])
+                let token = try issuer.token(
+                    sub: "coder", email: "coder@example.com", emailVerified: true, issuedAt: clock.now(),
+                    extra: ["nonce": query["nonce"] ?? ""])
+                issuer.issue(code: "code-1", idToken: token, challenge: query["code_challenge"])
+                let done = try await Self.callback(api, "state=\(state)&code=code-1", extra: ["returnIdpCredential": true])
+                #expect(done.status == 200, "\(String(decoding: done.body, as: UTF8.self))")
+                #expect(done.string("email") == "coder@example.com" && done.string("oauthAccessToken") == "idp-access-token")
+                #expect(done.json["oauthRefreshToken"] == nil, "only with returnRefreshToken")
+                #expect(
+                    issuer.lastTokenForm["client_secret"] == "idp-client-secret"
+                        && issuer.lastTokenForm["grant_type"] == "authorization_code")
+
+                for (status, message) in [
+                    (400, "INVALID_IDP_RESPONSE : The authorization code was rejected."),
+                    (503, "INVALID_IDP_RESPONSE : Error connecting to the given credential's issuer."),
+                ] {
+                    let flow = Self.query(try #require(try await Self.start(api, "oidc.code").string("authUri")))
+                    issuer.forceTokenStatus(status)
+                    let refused = try await Self.callback(api, "state=\(flow["state"] ?? "")&code=whatever")
+                    #expect(refused.status == 400 && refused.errorMessage == message)
+                }
+                issuer.forceTokenStatus(0)
+            }
+        }
+    }
+}

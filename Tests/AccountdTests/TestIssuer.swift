@@ -35,6 +35,12 @@ final class TestIssuer: Sendable {
         let state = Mutex((rsaKeyID: "rsa-1", fetches: 0, maxAge: 3600))
         /// The port, once listening (the discovery document names it).
         let port = Mutex(0)
+        /// Codes the token endpoint will exchange: code → (ID token, PKCE challenge); and an
+        /// answer status to force (400, 500), 0 for normal.
+        let codes = Mutex([String: (idToken: String, challenge: String?)]())
+        let tokenStatus = Mutex(0)
+        /// The last form the token endpoint received.
+        let lastTokenForm = Mutex([String: String]())
     }
 
     /// Starts an issuer for `body`.
@@ -70,6 +76,31 @@ final class TestIssuer: Sendable {
             response.headers[.cacheControl] = "public, max-age=\(maxAge)"
             return response
         }
+        router.post("/token") { request, context -> Response in
+            let body = try await request.body.collect(upTo: 1 << 16)
+            var form: [String: String] = [:]
+            for pair in String(buffer: body).split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? String($0) }
+                if parts.count == 2 { form[parts[0]] = parts[1] }
+            }
+            shared.lastTokenForm.withLock { $0 = form }
+            let forced = shared.tokenStatus.withLock { $0 }
+            if forced != 0 { return Response(status: .init(code: forced)) }
+            guard let code = form["code"], let issued = shared.codes.withLock({ $0.removeValue(forKey: code) }) else {
+                return Response(status: .badRequest)
+            }
+            if let challenge = issued.challenge {
+                // PKCE (RFC 7636, S256): the verifier must hash to the challenge sent to /authorize.
+                let verifier = form["code_verifier"] ?? ""
+                guard TestBase64URL.encode(Array(SHA256.hash(data: Array(verifier.utf8)))) == challenge else {
+                    return Response(status: .badRequest)
+                }
+            }
+            return Self.json([
+                "id_token": issued.idToken, "access_token": "idp-access-token", "refresh_token": "idp-refresh-token", "expires_in": 3599,
+                "token_type": "Bearer",
+            ])
+        }
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         return try await app.test(.live) { client in
             shared.port.withLock { $0 = client.port! }
@@ -82,6 +113,17 @@ final class TestIssuer: Sendable {
         return Response(
             status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
+
+    /// Lets the token endpoint exchange `code` for `idToken` once, for the PKCE `challenge`.
+    func issue(code: String, idToken: String, challenge: String?) {
+        shared.codes.withLock { $0[code] = (idToken, challenge) }
+    }
+
+    /// Makes the token endpoint answer `status` (0: normally).
+    func forceTokenStatus(_ status: Int) { shared.tokenStatus.withLock { $0 = status } }
+
+    /// The form of the last token request.
+    var lastTokenForm: [String: String] { shared.lastTokenForm.withLock { $0 } }
 
     /// Serves a new RSA key id from now on (the same key material: what matters is the `kid`).
     func rotate(to kid: String) { shared.state.withLock { $0.rsaKeyID = kid } }

@@ -10,7 +10,6 @@ extension APIRoutes {
     package mutating func addAccounts(service: AccountService) {
         register("signUp", SignUpRPC.endpoint(service))
         register("signInWithPassword", SignInWithPasswordRPC.endpoint(service))
-        register("createAuthUri", CreateAuthUriRPC.endpoint(service))
         register("lookup", LookupRPC.endpoint(service))
         register("delete", DeleteRPC.endpoint(service))
         register("verifyIdToken", VerifyIdTokenRPC.endpoint(service))
@@ -50,6 +49,7 @@ extension APIRoutes {
     /// Federated sign-in (federation-and-limits.md §A).
     package mutating func addFederation(service: FederatedSignInService) {
         register("signInWithIdp", SignInWithIdpRPC.endpoint(service))
+        register("createAuthUri", CreateAuthUriRPC.endpoint(service.accounts, federation: service))
     }
 
     /// Provider configuration (federation-and-limits.md §B.2), admin only.

@@ -10,12 +10,32 @@ enum CreateAuthUriRPC {
         var sessionId: String
     }
 
+    struct FlowResponse: Encodable, Sendable {
+        var kind = "identitytoolkit#CreateAuthUriResponse"
+        var authUri: String
+        var providerId: String
+        var sessionId: String
+    }
+
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
-    static func endpoint(_ service: AccountService) -> RPCEndpoint {
+    static func endpoint(_ service: AccountService, federation: FederatedSignInService) -> RPCEndpoint {
         RPCEndpoint { call in
             if let provider = try call.body.nonEmptyString("providerId"), provider != "password" {
-                throw AccountError(.operationNotAllowed, "Federated sign-in is not enabled.")
+                // A redirect flow (federation-and-limits.md §A.5).
+                let sessionID = try call.body.nonEmptyString("sessionId") ?? service.randomIdentifier(count: 27, alphabet: alphabet)
+                var request = FederatedSignInService.AuthURIRequest(providerID: provider)
+                request.continueURI = try call.body.string("continueUri")
+                request.context = try call.body.string("context")
+                request.oauthScope = try call.body.string("oauthScope")
+                request.hostedDomain = try call.body.string("hostedDomain")
+                request.authFlowType = try call.body.string("authFlowType")
+                request.identifier = try call.body.string("identifier")
+                if case .object(let parameters)? = call.body.fields["customParameter"] {
+                    request.customParameters = parameters.compactMapValues(\.stringValue)
+                }
+                let authURI = try await federation.createAuthURI(request, sessionID: sessionID)
+                return try WireEncoding.response(FlowResponse(authUri: authURI, providerId: provider.lowercased(), sessionId: sessionID))
             }
             let user = try await service.discover(
                 identifier: try call.body.string("identifier"), continueURI: try call.body.string("continueUri"),

@@ -12,6 +12,7 @@ enum SignInWithIdpRPC {
             request.pendingToken = try call.body.nonEmptyString("pendingToken")
             request.idToken = try call.body.nonEmptyString("idToken")
             request.returnIdpCredential = try call.body.bool("returnIdpCredential") ?? false
+            request.returnRefreshToken = try call.body.bool("returnRefreshToken") ?? false
             request.autoCreate = try call.body.bool("autoCreate") ?? true
             let result = try await service.signIn(request)
             return WireEncoding.response(
@@ -32,6 +33,9 @@ enum SignInWithIdpRPC {
         if let email = assertion.email { body["email"] = .string(email) }
         if let token = result.oauthIDToken { body["oauthIdToken"] = .string(token) }
         if let token = result.oauthAccessToken { body["oauthAccessToken"] = .string(token) }
+        if let expires = result.oauthExpiresIn { body["oauthExpireIn"] = .int(expires) }
+        if let token = result.oauthRefreshToken { body["oauthRefreshToken"] = .string(token) }
+        if let context = result.context { body["context"] = .string(context) }
         switch result.outcome {
         case .signedIn(let user, let tokens, let isNewUser, let emailRecycled):
             body["localId"] = .string(user.localID)

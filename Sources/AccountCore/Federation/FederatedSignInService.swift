@@ -9,15 +9,21 @@ package struct FederatedSignInService: Sendable {
     package let configs: any IdPConfigStore
     package let store: any FederationStore
     package let verifier: any IdPSignatureVerifier
+    package let endpoints: any IdPFlowEndpoints
     package let sha256: @Sendable ([UInt8]) -> [UInt8]
+    /// HMAC-SHA256 under the flow key (derived from the key-encryption key): flows' nonces and PKCE verifiers.
+    package let flowKey: @Sendable (String) -> [UInt8]
     /// §A.13: unsigned or bare-JSON IdP tokens accepted (`demo-` projects only).
     package let insecureTestMode: Bool
 
     /// Wires the service.
     package init(
         accounts: AccountService, configs: any IdPConfigStore, store: any FederationStore, verifier: any IdPSignatureVerifier,
-        sha256: @escaping @Sendable ([UInt8]) -> [UInt8], insecureTestMode: Bool = false
+        endpoints: any IdPFlowEndpoints, sha256: @escaping @Sendable ([UInt8]) -> [UInt8],
+        flowKey: @escaping @Sendable (String) -> [UInt8], insecureTestMode: Bool = false
     ) {
+        self.endpoints = endpoints
+        self.flowKey = flowKey
         self.accounts = accounts
         self.configs = configs
         self.store = store
@@ -35,6 +41,7 @@ package struct FederatedSignInService: Sendable {
         /// Link to this signed-in user (§A.9).
         package var idToken: String?
         package var returnIdpCredential = false
+        package var returnRefreshToken = false
         package var autoCreate = true
         package var client: AccountService.Client
 
@@ -57,6 +64,11 @@ package struct FederatedSignInService: Sendable {
         /// What the client sent, echoed.
         package var oauthIDToken: String?
         package var oauthAccessToken: String?
+        /// Tokens accountd obtained itself (a code flow), returned only with `returnIdpCredential`.
+        package var oauthExpiresIn: Int64?
+        package var oauthRefreshToken: String?
+        /// A redirect flow's `context`.
+        package var context: String?
     }
 
     /// The provider ids A.1 knows but accountd does not verify yet: "not found".
@@ -72,6 +84,7 @@ package struct FederatedSignInService: Sendable {
         let (parameters, normalized) = Self.parameters(requestURI: components, postBody: request.postBody)
         let limiter = accounts.limiter
         let address = request.client.ipAddress
+        var flow: (stateHash: [UInt8], flow: IdPFlow, tokens: [String: JSONValue])?
         let (assertion, pendingToken, nonce, config) = try await limiter.countingCredentialFailures(address: address) {
             if let pending = request.pendingToken, !pending.isEmpty {
                 guard let assertion = try await store.pending(tokenHash: sha256(Array(pending.utf8)), now: accounts.clock.now()) else {
@@ -81,8 +94,10 @@ package struct FederatedSignInService: Sendable {
                 return (assertion, pending, nil as (key: [UInt8], until: Date)?, config)
             }
             if parameters["state"] != nil {
-                // Redirect flows are started by createAuthUri; none is in progress here.
-                throw AccountError(.invalidIDPResponse, "The sign-in session is unknown or expired.")
+                let (assertion, stateHash, started, tokens) = try await completeFlow(
+                    parameters, requestURI: components, sessionID: request.sessionID)
+                flow = (stateHash, started, tokens)
+                return (assertion, try await savePending(assertion), nil, try await enabledConfig(started.providerID))
             }
             let invalidCredential = AccountError(
                 .invalidCredentialOrProviderID, "Invalid IdP response/credential: \(normalized.prefix(2000))")
@@ -97,7 +112,15 @@ package struct FederatedSignInService: Sendable {
         session.signInAttributes = assertion.signInAttributes
         var result = Result(
             assertion: assertion, pendingToken: pendingToken, outcome: .failed(""), oauthIDToken: parameters["id_token"],
-            oauthAccessToken: parameters["access_token"])
+            oauthAccessToken: parameters["access_token"], context: flow?.flow.context)
+        if let tokens = flow?.tokens, !tokens.isEmpty {
+            // Obtained by accountd from the IdP: only when asked for.
+            result.oauthIDToken = request.returnIdpCredential ? tokens["id_token"]?.stringValue : nil
+            result.oauthAccessToken = request.returnIdpCredential ? tokens["access_token"]?.stringValue : nil
+            result.oauthExpiresIn = request.returnIdpCredential ? tokens["expires_in"]?.intValue : nil
+            result.oauthRefreshToken =
+                request.returnIdpCredential && request.returnRefreshToken ? tokens["refresh_token"]?.stringValue : nil
+        }
         do {
             if let idToken = request.idToken {
                 let caller = try await accounts.authenticate(idToken)
@@ -110,14 +133,15 @@ package struct FederatedSignInService: Sendable {
                 let (user, ticket) = try await store.linkFederated(
                     FederatedLink(
                         localID: caller.localID, guardSession: caller.sessionGuard, assertion: assertion, trusted: trusted,
-                        session: session, usedNonce: nonce, now: accounts.clock.now()))
+                        session: session, usedNonce: nonce, usedFlow: flow?.stateHash, now: accounts.clock.now()))
                 result.outcome = .signedIn(user, try await accounts.mint(user, session, ticket), isNewUser: false, emailRecycled: false)
                 return result
             }
             let outcome = try await store.signInFederated(
                 FederatedSignIn(
                     assertion: assertion, trusted: trusted, autoCreate: request.autoCreate,
-                    newLocalID: LocalID.generate(accounts.random), session: session, usedNonce: nonce, now: accounts.clock.now()))
+                    newLocalID: LocalID.generate(accounts.random), session: session, usedNonce: nonce, usedFlow: flow?.stateHash,
+                    now: accounts.clock.now()))
             switch outcome {
             case .signedIn(let user, let ticket, let isNewUser, let recycled):
                 result.outcome = .signedIn(

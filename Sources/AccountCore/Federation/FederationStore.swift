@@ -11,13 +11,16 @@ package struct FederatedSignIn: Sendable {
     package var session: NewSession
     /// The nonce key to record as used, and until when (a nonce-bearing token signs in once).
     package var usedNonce: (key: [UInt8], until: Date)?
+    /// The redirect flow (its state's hash) this sign-in completes: spent in the same transaction.
+    package var usedFlow: [UInt8]?
     package var now: Date
 
     /// Creates a request.
     package init(
         assertion: IdPAssertion, trusted: Bool, autoCreate: Bool, newLocalID: String, session: NewSession,
-        usedNonce: (key: [UInt8], until: Date)?, now: Date
+        usedNonce: (key: [UInt8], until: Date)?, usedFlow: [UInt8]? = nil, now: Date
     ) {
+        self.usedFlow = usedFlow
         self.assertion = assertion
         self.trusted = trusted
         self.autoCreate = autoCreate
@@ -43,13 +46,15 @@ package struct FederatedLink: Sendable {
     package var trusted: Bool
     package var session: NewSession
     package var usedNonce: (key: [UInt8], until: Date)?
+    package var usedFlow: [UInt8]?
     package var now: Date
 
     /// Creates a request.
     package init(
         localID: String, guardSession: SessionGuard, assertion: IdPAssertion, trusted: Bool, session: NewSession,
-        usedNonce: (key: [UInt8], until: Date)?, now: Date
+        usedNonce: (key: [UInt8], until: Date)?, usedFlow: [UInt8]? = nil, now: Date
     ) {
+        self.usedFlow = usedFlow
         self.localID = localID
         self.guardSession = guardSession
         self.assertion = assertion
@@ -60,8 +65,36 @@ package struct FederatedLink: Sendable {
     }
 }
 
+/// A redirect flow started by `createAuthUri` (§A.5).
+package struct IdPFlow: Sendable, Equatable {
+    package var providerID: String
+    package var sessionID: String
+    package var redirectURI: String
+    package var context: String?
+    package var codeFlow: Bool
+    package var expiresAt: Date
+    package var usedAt: Date?
+
+    /// Creates a flow.
+    package init(
+        providerID: String, sessionID: String, redirectURI: String, context: String?, codeFlow: Bool, expiresAt: Date, usedAt: Date? = nil
+    ) {
+        self.providerID = providerID
+        self.sessionID = sessionID
+        self.redirectURI = redirectURI
+        self.context = context
+        self.codeFlow = codeFlow
+        self.expiresAt = expiresAt
+        self.usedAt = usedAt
+    }
+}
+
 /// The accounts side of federated sign-in; the PostgreSQL adapter implements it.
 package protocol FederationStore: Sendable {
+    /// Records a flow under its state's hash.
+    func createFlow(stateHash: [UInt8], flow: IdPFlow, now: Date) async throws
+    /// A flow by its state's hash, used or not.
+    func flow(stateHash: [UInt8]) async throws -> IdPFlow?
     /// Whether a nonce key was already used (the early "Duplicate credential" answer).
     func isNonceUsed(_ key: [UInt8], now: Date) async throws -> Bool
     /// Keeps `assertion` for an hour behind a pending token's hash (§A.6).

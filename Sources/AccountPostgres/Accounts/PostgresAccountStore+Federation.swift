@@ -7,6 +7,37 @@ import PostgresNIO
 /// transaction that reads and locks, asks ``FederationRules``, and writes the plan; pending tokens
 /// and used nonces.
 extension PostgresAccountStore: FederationStore {
+    package func createFlow(stateHash: [UInt8], flow: IdPFlow, now: Date) async throws {
+        _ = try await translating {
+            try await onConnection { tx in
+                try await tx.query(
+                    """
+                    INSERT INTO idp_flows (state_hash, tenant_id, provider_id, session_id, redirect_uri, context, code_flow, created_at, expires_at)
+                    VALUES (\(Data(stateHash)), \(tenant), \(flow.providerID), \(flow.sessionID), \(flow.redirectURI), \(flow.context),
+                        \(flow.codeFlow), \(now), \(flow.expiresAt))
+                    """)
+            }
+        }
+    }
+
+    package func flow(stateHash: [UInt8]) async throws -> IdPFlow? {
+        try await translating {
+            try await onConnection { tx in
+                for try await (provider, session, redirect, context, codeFlow, expires, used) in try await tx.query(
+                    """
+                    SELECT provider_id, session_id, redirect_uri, context, code_flow, expires_at, used_at FROM idp_flows
+                    WHERE state_hash = \(Data(stateHash)) AND tenant_id = \(tenant)
+                    """
+                ).decode((String, String, String, String?, Bool, Date, Date?).self) {
+                    return IdPFlow(
+                        providerID: provider, sessionID: session, redirectURI: redirect, context: context, codeFlow: codeFlow,
+                        expiresAt: expires, usedAt: used)
+                }
+                return nil
+            }
+        }
+    }
+
     package func isNonceUsed(_ key: [UInt8], now: Date) async throws -> Bool {
         try await translating {
             try await onConnection { tx in
@@ -90,6 +121,7 @@ extension PostgresAccountStore: FederationStore {
         let assertion = request.assertion
         let now = request.now
         try await tx.recordNonce(request.usedNonce)
+        try await tx.spendFlow(request.usedFlow, now: now)
         var linked: UserRecord?
         if let owner = try await tx.identityOwner(assertion) { linked = try await tx.user(localID: owner, lock: true) }
         var emailOwner: UserRecord?
@@ -150,6 +182,7 @@ extension PostgresAccountStore: FederationStore {
             let assertion = request.assertion
             let now = request.now
             try await tx.recordNonce(request.usedNonce)
+            try await tx.spendFlow(request.usedFlow, now: now)
             guard let user = try await tx.user(localID: request.localID, lock: true) else { throw AccountError(.userNotFound) }
             if user.disabled { throw AccountError(.userDisabled) }
             try await tx.check(request.guardSession, user: user)
@@ -190,6 +223,21 @@ extension StoreTransaction {
         guard fresh else {
             throw AccountError(.missingOrInvalidNonce, "Duplicate credential received. Please try again with a new credential.")
         }
+    }
+
+    /// Marks a redirect flow used; one already used (a concurrent callback won) is refused.
+    func spendFlow(_ stateHash: [UInt8]?, now: Date) async throws {
+        guard let stateHash else { return }
+        var spent = false
+        for try await _ in try await query(
+            """
+            UPDATE idp_flows SET used_at = \(now)
+            WHERE state_hash = \(Data(stateHash)) AND tenant_id = \(tenant) AND used_at IS NULL AND expires_at > \(now) RETURNING 1
+            """)
+        {
+            spent = true
+        }
+        guard spent else { throw AccountError(.invalidIDPResponse, "The sign-in session is unknown or expired.") }
     }
 
     /// The user holding the identity `(providerId, rawId)`, locked.

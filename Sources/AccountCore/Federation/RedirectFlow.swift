@@ -1,0 +1,157 @@
+import Foundation
+
+/// The IdP's endpoints a redirect flow uses (§A.5); AccountIdP implements it over HTTPS.
+package protocol IdPFlowEndpoints: Sendable {
+    /// Where the browser is sent (`authorization_endpoint`).
+    func authorizationEndpoint(_ config: IdPConfig) async throws -> String
+    /// POSTs the token endpoint with `form`; the JSON answer. Unreachable, 5xx or slow:
+    /// `INVALID_IDP_RESPONSE : Error connecting…`; 4xx: `… The authorization code was rejected.`
+    func exchangeCode(_ config: IdPConfig, form: [(String, String)]) async throws -> [String: JSONValue]
+}
+
+extension FederatedSignInService {
+    /// `createAuthUri` with a `providerId` (§A.5): the IdP's authorization URL for a new flow.
+    package struct AuthURIRequest: Sendable {
+        package var providerID: String
+        package var continueURI: String?
+        package var sessionID: String?
+        package var context: String?
+        package var customParameters: [String: String] = [:]
+        package var oauthScope: String?
+        package var hostedDomain: String?
+        package var authFlowType: String?
+        package var identifier: String?
+
+        /// Creates a request.
+        package init(providerID: String) { self.providerID = providerID }
+    }
+
+    /// The parameters a flow may not be given by `customParameter` (dropped silently).
+    static let reservedParameters: Set<String> = [
+        "client_id", "response_type", "scope", "redirect_uri", "state", "nonce", "code_challenge", "code_challenge_method",
+    ]
+
+    /// §A.5: steps 1–3, then the flow recorded and its URL built.
+    package func createAuthURI(_ request: AuthURIRequest, sessionID: String) async throws -> String {
+        let providerID = request.providerID.lowercased()
+        guard let config = try await enabledConfig(providerID) else {
+            throw AccountError(.operationNotAllowed, "The identity provider configuration is not found.")
+        }
+        guard let continueURI = request.continueURI, !continueURI.isEmpty else { throw AccountError(.missingContinueURI) }
+        guard let components = URLComponents(string: continueURI), let scheme = components.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty, components.fragment == nil,
+            !(components.queryItems ?? []).contains(where: { $0.name == "state" })
+        else { throw AccountError(.invalidContinueURI) }
+        guard accounts.settings.isAuthorized(host: host) else {
+            throw AccountError(.unauthorizedDomain, "Domain not allowlisted by project")
+        }
+        let apple = providerID == "apple.com"
+        let codeFlow =
+            apple
+            || config.codeFlow
+            || (providerID == "google.com" && config.clientSecret != nil
+                && (request.authFlowType == "CODE_FLOW" || request.oauthScope != nil))
+        let state = Base64URL.encode(accounts.random.bytes(32))
+        let now = accounts.clock.now()
+        try await store.createFlow(
+            stateHash: sha256(Array(state.utf8)),
+            flow: IdPFlow(
+                providerID: providerID, sessionID: sessionID, redirectURI: continueURI, context: request.context,
+                codeFlow: codeFlow && (!apple || config.apple?.privateKey != nil), expiresAt: now + 600),
+            now: now)
+        var items: [(String, String)] = [
+            ("response_type", apple ? "code id_token" : codeFlow ? "code" : "id_token"), ("client_id", config.clientID),
+            ("redirect_uri", continueURI), ("state", state),
+        ]
+        var scopes = codeFlow && !apple ? (config.options.scopes ?? ["openid", "email", "profile"]) : ["openid"]
+        if apple { scopes = ["openid", "email", "name"] }
+        for scope in (request.oauthScope ?? "").split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
+        where !scopes.contains(scope) {
+            scopes.append(scope)
+        }
+        items.append(("scope", scopes.joined(separator: " ")))
+        items.append(("nonce", flowNonce(state)))
+        if codeFlow && !apple {
+            items.append(("code_challenge", Base64URL.encode(sha256(Array(pkceVerifier(state).utf8)))))
+            items.append(("code_challenge_method", "S256"))
+        }
+        if let hostedDomain = request.hostedDomain { items.append(("hd", hostedDomain)) }
+        if let identifier = request.identifier, EmailAddress.normalize(identifier) != nil { items.append(("login_hint", identifier)) }
+        if apple { items.append(("response_mode", "form_post")) }
+        for (name, value) in request.customParameters.sorted(by: { $0.key < $1.key }) where !Self.reservedParameters.contains(name) {
+            items.append((name, value))
+        }
+        guard var url = URLComponents(string: try await endpoints.authorizationEndpoint(config)) else { throw IdTokenRules.unreachable }
+        let existing = url.queryItems ?? []
+        url.queryItems = existing + items.map { URLQueryItem(name: $0.0, value: $0.1) }
+        // `+` is a space to form decoders: encode it, as every other reserved character is.
+        let query = url.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        url.percentEncodedQuery = query
+        guard let authURI = url.string else { throw IdTokenRules.unreachable }
+        return authURI
+    }
+
+    /// The nonce a flow's ID token must carry: derived from its state, never stored.
+    func flowNonce(_ state: String) -> String { Hex.encode(flowKey("nonce" + state)) }
+
+    /// The PKCE verifier of a flow: derived from its state, never stored.
+    func pkceVerifier(_ state: String) -> String { Base64URL.encode(flowKey("pkce" + state)) }
+
+    /// §A.5 "The callback": the flow found and checked, its credential obtained and verified;
+    /// returns the assertion and the state's hash (spent with the sign-in).
+    func completeFlow(_ parameters: [String: String], requestURI: URLComponents, sessionID: String?) async throws -> (
+        IdPAssertion, [UInt8], IdPFlow, [String: JSONValue]
+    ) {
+        if let error = parameters["error"] {
+            let description = parameters["error_description"] ?? ""
+            if error == "access_denied" { throw AccountError(.userCancelled, description.isEmpty ? nil : String(description.prefix(500))) }
+            throw AccountError(.invalidIDPResponse, "\(error.prefix(100)) \(description.prefix(500))")
+        }
+        let state = parameters["state"] ?? ""
+        let stateHash = sha256(Array(state.utf8))
+        let unknown = AccountError(.invalidIDPResponse, "The sign-in session is unknown or expired.")
+        guard let flow = try await store.flow(stateHash: stateHash), flow.usedAt == nil, flow.expiresAt > accounts.clock.now() else {
+            throw unknown
+        }
+        guard Self.constantTimeEqual(sessionID ?? "", flow.sessionID) else {
+            throw AccountError(.invalidIDPResponse, "sessionId does not match.")
+        }
+        guard let redirect = URLComponents(string: flow.redirectURI), redirect.scheme?.lowercased() == requestURI.scheme?.lowercased(),
+            redirect.host?.lowercased() == requestURI.host?.lowercased(), redirect.port == requestURI.port,
+            redirect.path == requestURI.path
+        else { throw AccountError(.invalidRequestURI) }
+        guard let config = try await enabledConfig(flow.providerID) else { throw unknown }
+        var tokens: [String: JSONValue] = [:]
+        var idToken = parameters["id_token"]
+        if flow.codeFlow {
+            guard let code = parameters["code"], !code.isEmpty else { throw IdTokenRules.unparsableToken }
+            var form: [(String, String)] = [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", flow.redirectURI), ("client_id", config.clientID),
+            ]
+            if let secret = config.clientSecret { form.append(("client_secret", secret)) }
+            if config.providerID != "apple.com" { form.append(("code_verifier", pkceVerifier(state))) }
+            tokens = try await endpoints.exchangeCode(config, form: form)
+            idToken = tokens["id_token"]?.stringValue
+        }
+        guard let raw = idToken, !raw.isEmpty else { throw IdTokenRules.unparsableToken }
+        let token = try IdTokenRules.parse(raw)
+        try IdTokenRules.checkHeader(token)
+        try await verifier.verifySignature(token, config: config)
+        try IdTokenRules.checkClaims(token, config: config, now: accounts.clock.now())
+        // The flow is single-use: its nonce is compared as sent, with no used-nonce row.
+        guard token.payload["nonce"]?.stringValue == flowNonce(state) else {
+            throw AccountError(.missingOrInvalidNonce, "Nonce does not match.")
+        }
+        return (IdTokenRules.assertion(token.payload, providerID: flow.providerID), stateHash, flow, tokens)
+    }
+
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
+        var difference = UInt8(x.count == y.count ? 0 : 1)
+        for index in 0..<max(x.count, y.count) {
+            difference |= (index < x.count ? x[index] : 0) ^ (index < y.count ? y[index] : 0)
+        }
+        return difference == 0
+    }
+}
