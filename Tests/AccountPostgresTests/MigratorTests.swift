@@ -209,8 +209,40 @@ struct ExpiredRowSweeperTests {
                   ('\\x03', 'unknown', 100, now() - interval '13 hours', 'infinity')
                 """
             )
+            // Custom tokens and IdP state: expired rows go, live ones stay.
+            try await client.query(
+                """
+                INSERT INTO used_custom_tokens (token_hash, expires_at) VALUES ('\\x01', now() - interval '1 minute'), ('\\x02', now() + interval '1 hour')
+                """
+            )
+            try await client.query(
+                """
+                INSERT INTO idp_used_nonces (nonce_key, expires_at) VALUES ('\\x01', now() - interval '1 minute'), ('\\x02', now() + interval '1 hour')
+                """
+            )
+            try await client.query(
+                """
+                INSERT INTO idp_pending (token_hash, provider_id, assertion, created_at, expires_at) VALUES
+                  ('\\x01', 'oidc.x', '{}', now() - interval '2 hours', now() - interval '1 hour'),
+                  ('\\x02', 'oidc.x', '{}', now(), now() + interval '1 hour')
+                """
+            )
+            try await client.query(
+                """
+                INSERT INTO idp_flows (state_hash, provider_id, session_id, redirect_uri, code_flow, created_at, expires_at) VALUES
+                  ('\\x01', 'oidc.x', 's', 'https://a', false, now() - interval '2 days', now() - interval '2 days'),
+                  ('\\x02', 'oidc.x', 's', 'https://a', false, now(), now() + interval '10 minutes')
+                """
+            )
             let removed = try await ExpiredRowSweeper(database: client, logger: TestDatabase.logger, failureReset: 12 * 3600).sweepOnce()
-            #expect(removed == 5)
+            #expect(removed == 9)
+            var remaining: [Int] = []
+            for table in ["used_custom_tokens", "idp_used_nonces", "idp_pending", "idp_flows"] {
+                for n in try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::int FROM \(table)")).decode(Int.self) {
+                    remaining.append(n)
+                }
+            }
+            #expect(remaining == [1, 1, 1, 1])
             var limits: [String] = []
             for row in try await client.query(
                 "SELECT 'r' || encode(key, 'hex') FROM rate_limits UNION ALL SELECT 'f' || encode(key, 'hex') FROM password_failures ORDER BY 1"

@@ -575,3 +575,41 @@ struct RedirectFlowTests {
         }
     }
 }
+
+@Suite("Insecure IdP test mode (§A.13)")
+struct InsecureIdPModeTests {
+    @Test("demo- only: bare JSON and unsigned tokens for any provider, the emulator's texts for sub; a real project refuses to start")
+    func testMode() async throws {
+        var configuration = FederationTests.configuration()
+        configuration.acceptUnverifiedIdPTokens = true
+        try await withServer(configuration, database: try await TestDatabase.createMigrated()) { http in
+            let api = API(http: http)
+            let bare = #"{"sub":"emu-1","email":"emu@example.com","email_verified":true}"#
+            let signedIn = try await api.client(
+                "signInWithIdp",
+                [
+                    "requestUri": "http://localhost",
+                    "postBody": "providerId=google.com&id_token=\(bare.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)",
+                ])
+            #expect(
+                signedIn.status == 200 && signedIn.json["isNewUser"] as? Bool == true, "\(String(decoding: signedIn.body, as: UTF8.self))")
+            let unsigned =
+                TestBase64URL.encode(Array(#"{"alg":"none"}"#.utf8)) + "." + TestBase64URL.encode(Array(#"{"sub":"emu-2"}"#.utf8)) + "."
+            #expect(try await FederationTests.signIn(api, "oidc.anything", idToken: unsigned).status == 200)
+            #expect(
+                try await FederationTests.signIn(api, "oidc.anything", idToken: #"{"email":"x@example.com"}"#).errorMessage
+                    == #"INVALID_IDP_RESPONSE : Invalid Idp Response: id_token missing required fields. ((Missing "sub" field. This field is required and must be a unique identifier.))"#
+            )
+            #expect(
+                try await FederationTests.signIn(api, "oidc.anything", idToken: #"{"sub":7}"#).errorMessage
+                    == #"INVALID_IDP_RESPONSE : ((The "sub" field must be a string.))"#)
+            #expect(try await FederationTests.signIn(api, "saml.partner", idToken: bare).errorCode == "OPERATION_NOT_ALLOWED")
+        }
+        let production = [
+            "ACCOUNTD_PROJECT_ID": "acme-prod", "ACCOUNTD_API_KEYS": "k1", "ACCOUNTD_ADMIN_TOKENS": "ops:s3cret",
+            "ACCOUNTD_KEY_ENCRYPTION_KEY": String(repeating: "ab", count: 32), "ACCOUNTD_MAIL_TRANSPORT": "smtp",
+            "ACCOUNTD_ACCEPT_UNVERIFIED_IDP_TOKENS": "1",
+        ]
+        #expect(throws: ConfigurationError.self) { try Configuration(ConfigurationInput().merged(withEnvironment: production)) }
+    }
+}

@@ -83,9 +83,9 @@ package enum IdTokenRules {
         try checkTimeAndSubject(claims, now: now)
     }
 
-    /// Rows 7–8 (also what §A.13's test mode keeps of a token: the subject).
-    package static func checkTimeAndSubject(_ claims: [String: JSONValue], now: Date, checkTime: Bool = true) throws(AccountError) {
-        if checkTime {
+    /// Rows 7–8.
+    package static func checkTimeAndSubject(_ claims: [String: JSONValue], now: Date) throws(AccountError) {
+        do {
             let seconds = Int64(now.timeIntervalSince1970.rounded(.down))
             let issuedAt = claims["iat"]?.intValue
             guard let issuedAt, let expires = claims["exp"]?.intValue, issuedAt <= seconds + skewSeconds, expires > seconds,

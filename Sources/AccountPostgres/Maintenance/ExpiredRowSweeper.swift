@@ -7,8 +7,9 @@ import ServiceLifecycle
 /// 7 days (kept that long so `EXPIRED_OOB_CODE` stays distinct from `INVALID_OOB_CODE`), revoked
 /// sessions and deleted users' tombstones after 30 days, delivered or failed outbox rows after 7
 /// days; abuse-limit buckets once full again, and password-failure counts once a new failure would
-/// start afresh (`failureReset`) and no lock is in force; used custom tokens' hashes once the
-/// tokens have expired. Runs hourly in small batches so it never
+/// start afresh (`failureReset`) and no lock is in force; used custom tokens' hashes and IdP
+/// nonces once their tokens have expired, pending IdP tokens after their hour, redirect flows a day
+/// after they expired. Runs hourly in small batches so it never
 /// holds long locks; every replica may run it.
 package struct ExpiredRowSweeper: Service {
     private let database: Database
@@ -67,6 +68,17 @@ package struct ExpiredRowSweeper: Service {
             """
             DELETE FROM used_custom_tokens WHERE token_hash IN (SELECT token_hash FROM used_custom_tokens
               WHERE expires_at < \(now) LIMIT 5000)
+            """,
+            // Used IdP nonces past their tokens' expiry, pending tokens past their hour, flows past
+            // their ten minutes.
+            """
+            DELETE FROM idp_used_nonces WHERE nonce_key IN (SELECT nonce_key FROM idp_used_nonces WHERE expires_at < \(now) LIMIT 5000)
+            """,
+            """
+            DELETE FROM idp_pending WHERE token_hash IN (SELECT token_hash FROM idp_pending WHERE expires_at < \(now) LIMIT 5000)
+            """,
+            """
+            DELETE FROM idp_flows WHERE state_hash IN (SELECT state_hash FROM idp_flows WHERE expires_at < \(now) - interval '1 day' LIMIT 5000)
             """,
         ]
         var total = 0
