@@ -40,6 +40,11 @@ final class AdminClient {
         return try await send(.GET, "/v1/projects/\(project)/accounts:\(rpc)\(suffix)", body: nil)
     }
 
+    /// An Identity Toolkit v2 resource of the project: `path` after `/v2/projects/{p}/`.
+    func v2(_ method: HTTPMethod, _ path: String, body: [String: Any]? = nil) async throws -> [String: Any] {
+        try await send(method, "/v2/projects/\(project)/\(path)", body: body)
+    }
+
     /// A project's resource collection (`customTokenSigners`), or one of its resources.
     func resource(_ method: HTTPMethod, _ collection: String, id: String? = nil, body: [String: Any]? = nil) async throws -> [String: Any] {
         let encoded = id.map { "/" + ($0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? $0) } ?? ""

@@ -5,7 +5,10 @@ import Foundation
 struct Users: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Find, list and change users.",
-        subcommands: [Get.self, List.self, SignOut.self, Unlock.self, Disable.self, Enable.self, Delete.self, Import.self, Export.self]
+        subcommands: [
+            Get.self, List.self, SignOut.self, Unlock.self, Disable.self, Enable.self, Delete.self, Import.self, Export.self, Link.self,
+            Unlink.self, Find.self,
+        ]
     )
 
     struct Get: AsyncParsableCommand {

@@ -160,4 +160,41 @@ struct AccountctlTests {
             #expect(usage.status == 64)
         }
     }
+
+    @Test("idp: add an OIDC issuer with its secret from a file (never echoed), list, show, disable, remove; users link, find, unlink")
+    func identityProviders() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("idp-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let secretFile = directory.appendingPathComponent("secret")
+        try Data("cli-client-secret\n".utf8).write(to: secretFile)
+        try await withServer(database: try await TestDatabase.createMigrated()) { http in
+            let url = "http://127.0.0.1:\(http.adminPort!)"
+            let added = try await Self.run(
+                [
+                    "idp", "add-oidc", "oidc.corp", "--issuer", "https://issuer.example.com", "--client-id", "c", "--enabled",
+                    "--code-flow",
+                    "--client-secret-file", secretFile.path, "--trusted-domain", "corp.example",
+                ], url: url)
+            #expect(added.status == 0, "\(added.errors)")
+            #expect(added.output.contains("oidc.corp") && added.output.contains("code") && !added.output.contains("cli-client-secret"))
+            #expect(try await Self.run(["idp", "list"], url: url).output.contains("https://issuer.example.com"))
+            #expect(try await Self.run(["idp", "disable", "oidc.corp"], url: url).output.contains("false"))
+            let google = try await Self.run(["idp", "set-google", "--client-id", "web-client", "--enabled"], url: url)
+            #expect(google.status == 0 && google.output.contains("web-client"), "\(google.errors)")
+            #expect(try await Self.run(["idp", "set-google", "--client-id", "web-client-2"], url: url).output.contains("web-client-2"))
+
+            _ = try await API(http: http).signUp("cli-fed@example.com")
+            #expect(
+                try await Self.run(["users", "link", "cli-fed@example.com", "--provider", "oidc.corp", "--raw-id", "s-1"], url: url).status
+                    == 0)
+            #expect(
+                try await Self.run(["users", "find", "--provider", "oidc.corp", "--raw-id", "s-1"], url: url).output.contains(
+                    "cli-fed@example.com"))
+            #expect(try await Self.run(["users", "unlink", "cli-fed@example.com", "--provider", "oidc.corp"], url: url).status == 0)
+            #expect(try await Self.run(["users", "find", "--provider", "oidc.corp", "--raw-id", "s-1"], url: url).status == 66)
+            #expect(try await Self.run(["idp", "remove", "oidc.corp"], url: url).status == 0)
+            #expect(try await Self.run(["idp", "show", "oidc.corp"], url: url).status == 66)
+        }
+    }
 }
