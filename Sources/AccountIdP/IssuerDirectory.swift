@@ -4,6 +4,7 @@ import Foundation
 package import Logging
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 
 /// Issuers' signing keys, fetched and cached per federation-and-limits.md §B.4: discovery
 /// (`{issuer}/.well-known/openid-configuration`, or the config's overrides), then the JWKS at its
@@ -41,9 +42,12 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints {
         self.logger = logger
     }
 
-    /// An HTTP client as the directory needs it: no redirects followed.
-    package static func makeClient() -> HTTPClient {
-        HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+    /// An HTTP client as the directory needs it: no redirects followed; with `trustedCAFile`, the
+    /// certificates in that PEM file are trusted beside the system's (an internal IdP's CA).
+    package static func makeClient(trustedCAFile: String? = nil) -> HTTPClient {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let trustedCAFile { tls.additionalTrustRoots = [.file(trustedCAFile)] }
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls, redirectConfiguration: .disallow))
     }
 
     package func verifySignature(_ token: JWS, config: IdPConfig) async throws {

@@ -68,7 +68,7 @@ func buildApplication(
             accounts: service, signers: store, crypto: RSACustomTokenCrypto(), acceptUnsigned: configuration.acceptUnsignedCustomTokens))
     let idpConfigs = PostgresIdPConfigStore(database: postgres, logger: logger, sealer: sealer, project: configuration.projectID)
     routes.addIdPConfigs(service: IdPConfigService(store: idpConfigs, settings: configuration.projectSettings, clock: clock))
-    let idpClient = IssuerDirectory.makeClient()
+    let idpClient = IssuerDirectory.makeClient(trustedCAFile: configuration.idpCAFile)
     let issuers = IssuerDirectory(client: idpClient, clock: clock, allowLoopbackHTTP: configuration.isDemoProject, logger: logger)
     let federationCrypto = RSACustomTokenCrypto()
     routes.addFederation(

@@ -121,6 +121,9 @@ struct Configuration: Sendable {
     var acceptUnsignedCustomTokens = false
     /// §A.13's insecure IdP test mode (`ACCOUNTD_ACCEPT_UNVERIFIED_IDP_TOKENS`; `demo-` projects only).
     var acceptUnverifiedIdPTokens = false
+    /// A PEM file of CA certificates trusted for identity providers' HTTPS, beside the system's
+    /// (`ACCOUNTD_IDP_CA_FILE`: an internal issuer behind a private CA).
+    var idpCAFile: String?
 
     /// Who may call, derived from the keys and tokens.
     var accessPolicy: AccessPolicy {
@@ -369,6 +372,10 @@ extension Configuration {
                 problems.append("ACCOUNTD_ACCEPT_UNVERIFIED_IDP_TOKENS accepts unsigned IdP tokens: only demo- projects may set it")
             }
         }
+        let idpCAFile = input.environment["ACCOUNTD_IDP_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+        if let idpCAFile, !FileManager.default.isReadableFile(atPath: idpCAFile) {
+            problems.append("ACCOUNTD_IDP_CA_FILE \(idpCAFile) cannot be read")
+        }
         let hashQueue = input.environment["ACCOUNTD_HASH_QUEUE_LIMIT"] == nil ? nil : number("ACCOUNTD_HASH_QUEUE_LIMIT", 64, 1...1_000_000)
         var trustedProxies: [IPNetwork] = []
         for entry in Self.list(input.environment["ACCOUNTD_TRUSTED_PROXIES"] ?? "") {
@@ -441,7 +448,8 @@ extension Configuration {
             hashQueueLimit: hashQueue.map(Int.init),
             trustedProxies: trustedProxies,
             acceptUnsignedCustomTokens: acceptUnsigned,
-            acceptUnverifiedIdPTokens: acceptUnverified
+            acceptUnverifiedIdPTokens: acceptUnverified,
+            idpCAFile: idpCAFile
         )
     }
 

@@ -613,3 +613,55 @@ struct InsecureIdPModeTests {
         #expect(throws: ConfigurationError.self) { try Configuration(ConfigurationInput().merged(withEnvironment: production)) }
     }
 }
+
+@Suite("Federated sign-in in a production configuration")
+struct ProductionFederationTests {
+    @Test(
+        "a real project: an HTTPS issuer behind a private CA (ACCOUNTD_IDP_CA_FILE), configured on the admin listener; without the CA its keys are unreachable, a 400"
+    )
+    func httpsIssuer() async throws {
+        let clock = ManualClock()
+        let database = try await TestDatabase.createMigrated()
+        try await TestIssuer.with(tls: true) { issuer in
+            let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("idp-ca-\(UUID().uuidString).pem")
+            try Data(issuer.certificatePEM!.utf8).write(to: caFile)
+            defer { try? FileManager.default.removeItem(at: caFile) }
+            var configuration = productionConfiguration()
+            configuration.idpCAFile = caFile.path
+            configuration.emailEnumerationProtection = true  // a real project's default
+            let token = try issuer.token(sub: "corp-1", email: "corp@corp.example", emailVerified: true, issuedAt: clock.now())
+            let body: [String: any Sendable] = ["requestUri": "http://localhost", "postBody": "providerId=oidc.corp&id_token=\(token)"]
+            try await withServer(configuration, database: database, clock: clock) { http in
+                let api = API(http: http, project: "acme-prod")
+                let configured = try await http.admin.post(
+                    "/v2/projects/acme-prod/oauthIdpConfigs?oauthIdpConfigId=oidc.corp",
+                    ["clientId": "client-1", "issuer": issuer.url, "enabled": true], headers: [API.admin])
+                #expect(configured.status == 200, "\(String(decoding: configured.body, as: UTF8.self))")
+                // A plain-HTTP loopback issuer is a demo- convenience only.
+                #expect(
+                    try await http.admin.post(
+                        "/v2/projects/acme-prod/oauthIdpConfigs?oauthIdpConfigId=oidc.plain",
+                        ["clientId": "c", "issuer": "http://127.0.0.1:9"], headers: [API.admin]
+                    ).errorCode == "INVALID_ISSUER")
+                let signedIn = try await api.client("signInWithIdp", body)
+                #expect(
+                    signedIn.status == 200 && signedIn.json["isNewUser"] as? Bool == true,
+                    "\(String(decoding: signedIn.body, as: UTF8.self))")
+                // Enumeration protection is on for a real project: needConfirmation names no account.
+                _ = try await api.signUp("taken@corp.example")
+                let unproven = try issuer.token(sub: "corp-2", email: "taken@corp.example", emailVerified: false, issuedAt: clock.now())
+                let confirm = try await api.client(
+                    "signInWithIdp", ["requestUri": "http://localhost", "postBody": "providerId=oidc.corp&id_token=\(unproven)"])
+                #expect(confirm.json["needConfirmation"] as? Bool == true && confirm.json["localId"] == nil)
+            }
+            var untrusting = productionConfiguration()
+            untrusting.idpCAFile = nil
+            try await withServer(untrusting, database: database, clock: clock) { http in
+                let refused = try await API(http: http, project: "acme-prod").client("signInWithIdp", body)
+                #expect(
+                    refused.status == 400
+                        && refused.errorMessage == "INVALID_IDP_RESPONSE : Error connecting to the given credential's issuer.")
+            }
+        }
+    }
+}

@@ -4,9 +4,13 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdTLS
 import HummingbirdTesting
 import NIOCore
+import NIOSSL
+import SwiftASN1
 import Synchronization
+import X509
 import _CryptoExtras
 
 /// A real OpenID Connect issuer on loopback for the tests (federation-and-limits.md §A): its
@@ -18,14 +22,18 @@ final class TestIssuer: Sendable {
     var rsa: _RSA.Signing.PrivateKey { shared.rsa }
     var ec: P256.Signing.PrivateKey { shared.ec }
 
-    var url: String { "http://127.0.0.1:\(port)" }
+    /// The certificate the issuer serves (self-signed CA for 127.0.0.1), PEM, when it serves HTTPS.
+    let certificatePEM: String?
+
+    var url: String { "\(certificatePEM == nil ? "http" : "https")://127.0.0.1:\(port)" }
     var jwksURL: String { url + "/jwks" }
     var fetches: Int { shared.state.withLock { $0.fetches } }
     var rsaKeyID: String { shared.state.withLock { $0.rsaKeyID } }
 
-    private init(port: Int, shared: Shared) {
+    private init(port: Int, shared: Shared, certificatePEM: String?) {
         self.port = port
         self.shared = shared
+        self.certificatePEM = certificatePEM
     }
 
     /// What the routes and the tests share.
@@ -43,12 +51,14 @@ final class TestIssuer: Sendable {
         let lastTokenForm = Mutex([String: String]())
     }
 
-    /// Starts an issuer for `body`.
-    static func with<T: Sendable>(_ body: @Sendable (TestIssuer) async throws -> T) async throws -> T {
+    /// Starts an issuer for `body`; with `tls`, over HTTPS with a certificate of its own for
+    /// 127.0.0.1 (which the test trusts through `ACCOUNTD_IDP_CA_FILE`).
+    static func with<T: Sendable>(tls: Bool = false, _ body: @Sendable (TestIssuer) async throws -> T) async throws -> T {
         let shared = Shared()
+        let scheme = tls ? "https" : "http"
         let router = Router()
         router.get("/.well-known/openid-configuration") { _, _ -> Response in
-            let base = "http://127.0.0.1:\(shared.port.withLock { $0 })"
+            let base = "\(scheme)://127.0.0.1:\(shared.port.withLock { $0 })"
             return Self.json([
                 "issuer": base, "jwks_uri": base + "/jwks", "authorization_endpoint": base + "/authorize",
                 "token_endpoint": base + "/token",
@@ -101,11 +111,50 @@ final class TestIssuer: Sendable {
                 "token_type": "Bearer",
             ])
         }
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        return try await app.test(.live) { client in
-            shared.port.withLock { $0 = client.port! }
-            return try await body(TestIssuer(port: client.port!, shared: shared))
+        guard tls else {
+            let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            return try await app.test(.live) { client in
+                shared.port.withLock { $0 = client.port! }
+                return try await body(TestIssuer(port: client.port!, shared: shared, certificatePEM: nil))
+            }
         }
+        let (certificate, key) = try selfSignedCertificate()
+        let server = try TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(NIOSSLCertificate(bytes: Array(certificate.utf8), format: .pem))],
+            privateKey: .privateKey(NIOSSLPrivateKey(bytes: Array(key.utf8), format: .pem)))
+        let port = Mutex(0)
+        let app = Application(
+            router: router, server: try .tls(.http1(), tlsConfiguration: server),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in port.withLock { $0 = channel.localAddress?.port ?? 0 } })
+        // The test client of `.live` speaks plain HTTP: run the app as a task and wait for its port.
+        let running = Task { try await app.run() }
+        defer { running.cancel() }
+        var bound = 0
+        while bound == 0 {
+            try await Task.sleep(for: .milliseconds(20))
+            bound = port.withLock { $0 }
+        }
+        shared.port.withLock { $0 = bound }
+        return try await body(TestIssuer(port: bound, shared: shared, certificatePEM: certificate))
+    }
+
+    /// A self-signed CA certificate for 127.0.0.1 and its key, PEM.
+    static func selfSignedCertificate() throws -> (certificate: String, key: String) {
+        let key = P256.Signing.PrivateKey()
+        let signer = Certificate.PrivateKey(key)
+        let name = try DistinguishedName { CommonName("accountd test issuer") }
+        let now = Date()
+        let certificate = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: signer.publicKey, notValidBefore: now - 3600, notValidAfter: now + 86400,
+            issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                KeyUsage(digitalSignature: true, keyCertSign: true)
+                try ExtendedKeyUsage([.serverAuth])
+                SubjectAlternativeNames([.ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))])
+            }, issuerPrivateKey: signer)
+        return (try certificate.serializeAsPEM().pemString, key.pemRepresentation)
     }
 
     static func json(_ object: [String: Any]) -> Response {
