@@ -1,5 +1,6 @@
 package import AccountCore
 package import AsyncHTTPClient
+import Crypto
 import Foundation
 package import Logging
 import NIOCore
@@ -111,6 +112,13 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints {
         request.headers.add(name: "Accept", value: "application/json")
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
+        var form = form
+        if config.providerID == "apple.com", let apple = config.apple, let team = apple.teamID, let key = apple.keyID,
+            let pem = apple.privateKey
+        {
+            form.append(
+                ("client_secret", try Self.appleClientSecret(team: team, keyID: key, privateKeyPEM: pem, clientID: config.clientID)))
+        }
         let body = form.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }.joined(separator: "&")
         request.body = .bytes(ByteBuffer(string: body))
         let response: HTTPClientResponse
@@ -128,6 +136,28 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints {
         }
         guard let object = (try? JSONValue.parse(Array(bytes.readableBytesView)))?.objectValue else { throw IdTokenRules.unparsableToken }
         return object
+    }
+
+    /// Apple's client secret (§A.5): an ES256 JWT `{iss: team, sub: Services ID, aud: Apple, iat, exp}`
+    /// signed with the configured key, valid for an hour.
+    func appleClientSecret(team: String, keyID: String, privateKeyPEM: String, clientID: String) throws -> String {
+        try Self.appleClientSecret(team: team, keyID: keyID, privateKeyPEM: privateKeyPEM, clientID: clientID, now: clock.now())
+    }
+
+    static func appleClientSecret(team: String, keyID: String, privateKeyPEM: String, clientID: String, now: Date = Date()) throws -> String
+    {
+        guard let key = try? P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM) else {
+            throw AccountError(.invalidIDPResponse, "The Apple sign-in key is not a P-256 private key.")
+        }
+        let issuedAt = Int64(now.timeIntervalSince1970)
+        let header = JSONValue.object(["alg": .string("ES256"), "kid": .string(keyID)]).serialized()
+        let claims = JSONValue.object([
+            "iss": .string(team), "sub": .string(clientID), "aud": .string("https://appleid.apple.com"), "iat": .int(issuedAt),
+            "exp": .int(issuedAt + 3600),
+        ]).serialized()
+        let input = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(claims.utf8))
+        let signature = try key.signature(for: SHA256.hash(data: Array(input.utf8)))
+        return input + "." + Base64URL.encode(Array(signature.rawRepresentation))
     }
 
     private static func discoveryURL(_ config: IdPConfig) -> String {

@@ -665,3 +665,55 @@ struct ProductionFederationTests {
         }
     }
 }
+
+extension RedirectFlowTests {
+    @Test("Apple: code id_token with form_post; the code exchanged with an ES256 client secret signed by the configured key")
+    func appleCodeFlow() async throws {
+        let clock = ManualClock()
+        try await TestIssuer.with { issuer in
+            try await withServer(FederationTests.configuration(), database: try await TestDatabase.createMigrated(), clock: clock) { http in
+                let api = API(http: http)
+                let appleKey = P256.Signing.PrivateKey()
+                let configured = try await http.admin.post(
+                    "/v2/projects/demo-test/defaultSupportedIdpConfigs?idpId=apple.com",
+                    [
+                        "clientId": "com.example.web", "enabled": true,
+                        "appleSignInConfig": [
+                            "codeFlowConfig": ["teamId": "TEAM123", "keyId": "KEY456", "privateKey": appleKey.pemRepresentation]
+                        ],
+                        "accountdOptions": [
+                            "jwksUri": issuer.jwksURL, "authorizationEndpoint": issuer.url + "/authorize",
+                            "tokenEndpoint": issuer.url + "/token",
+                        ],
+                    ], headers: [API.admin])
+                #expect(configured.status == 200, "\(String(decoding: configured.body, as: UTF8.self))")
+                #expect(!String(decoding: configured.body, as: UTF8.self).contains("PRIVATE KEY"), "the key is never returned")
+                let query = Self.query(try #require(try await Self.start(api, "apple.com").string("authUri")))
+                #expect(query["response_type"] == "code id_token" && query["response_mode"] == "form_post")
+                let token = try issuer.token(
+                    sub: "apple-user", audience: "com.example.web", issuer: "https://appleid.apple.com",
+                    email: "a@privaterelay.appleid.com",
+                    emailVerified: true, issuedAt: clock.now(), extra: ["nonce": query["nonce"] ?? ""])
+                issuer.issue(code: "apple-code", idToken: token, challenge: nil)
+                // Apple posts the form back to the app, which hands it over as postBody.
+                let done = try await api.client(
+                    "signInWithIdp",
+                    [
+                        "requestUri": "https://app.example.com/finish", "sessionId": "session-1",
+                        "postBody": "state=\(query["state"] ?? "")&code=apple-code&id_token=\(token)",
+                    ])
+                #expect(done.status == 200 && done.string("providerId") == "apple.com", "\(String(decoding: done.body, as: UTF8.self))")
+                #expect(done.string("federatedId") == "apple.com/apple-user")
+                // The client secret Apple received: an ES256 JWT by the configured key.
+                let secret = try #require(issuer.lastTokenForm["client_secret"])
+                let parts = secret.split(separator: ".")
+                #expect(parts.count == 3)
+                let signature = try P256.Signing.ECDSASignature(rawRepresentation: Base64URL.decode(String(parts[2])) ?? [])
+                #expect(appleKey.publicKey.isValidSignature(signature, for: SHA256.hash(data: Array("\(parts[0]).\(parts[1])".utf8))))
+                let claims = (try? JSONSerialization.jsonObject(with: Data(Base64URL.decode(String(parts[1])) ?? []))) as? [String: Any]
+                #expect(claims?["iss"] as? String == "TEAM123" && claims?["sub"] as? String == "com.example.web")
+                #expect(claims?["aud"] as? String == "https://appleid.apple.com")
+            }
+        }
+    }
+}

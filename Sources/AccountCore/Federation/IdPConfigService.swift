@@ -221,7 +221,6 @@ package struct IdPConfigService: Sendable {
         _ path: String, body: [String: JSONValue], to config: inout IdPConfig, string: (String) throws(AccountError) -> String?,
         bool: (String) throws(AccountError) -> Bool, strings: (String) throws(AccountError) -> [String]?
     ) throws(AccountError) {
-        let oidc = !config.isDefaultSupported
         switch path {
         case "accountdOptions.additionalClientIds": config.options.additionalClientIDs = try strings(path) ?? []
         case "accountdOptions.trustedEmailDomains":
@@ -232,8 +231,8 @@ package struct IdPConfigService: Sendable {
         // Built-in providers take them too, for a mirror of Google's or Apple's keys (and tests).
         case "accountdOptions.discoveryUrl": config.options.discoveryURL = try string(path)
         case "accountdOptions.jwksUri": config.options.jwksURI = try string(path)
-        case "accountdOptions.authorizationEndpoint" where oidc: config.options.authorizationEndpoint = try string(path)
-        case "accountdOptions.tokenEndpoint" where oidc: config.options.tokenEndpoint = try string(path)
+        case "accountdOptions.authorizationEndpoint": config.options.authorizationEndpoint = try string(path)
+        case "accountdOptions.tokenEndpoint": config.options.tokenEndpoint = try string(path)
         default: throw AccountError(.invalidConfig, "\(path) is not a valid field")
         }
     }
