@@ -303,7 +303,9 @@ final class PrivateCluster: Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let errors = output + ".err"
+        defer { try? FileManager.default.removeItem(atPath: errors) }
+        posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         let argv = ([program] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var pid: pid_t = 0
@@ -317,7 +319,11 @@ final class PrivateCluster: Sendable {
                 continuation.resume(returning: status)
             }
         }
-        guard status == 0 else { throw TestDatabaseError("\(program) \(arguments.joined(separator: " ")) exited with status \(status)") }
+        guard status == 0 else {
+            // What it said on stderr (pg_ctl's log tail on a failed start) names the cause.
+            let said = ((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "").suffix(1500)
+            throw TestDatabaseError("\(program) \(arguments.joined(separator: " ")) exited with status \(status): \(said)")
+        }
         return (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
     }
 }

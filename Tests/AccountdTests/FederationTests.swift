@@ -717,3 +717,38 @@ extension RedirectFlowTests {
         }
     }
 }
+
+extension FederationTests {
+    @Test("decision 2: linking needs a recent sign-in, except for an anonymous account (the upgrade every SDK offers)")
+    func linkingNeedsRecentSignIn() async throws {
+        let clock = ManualClock()
+        let configuration = {
+            var configuration = Self.configuration()
+            configuration.allowAnonymous = true
+            return configuration
+        }()
+        try await TestIssuer.with { issuer in
+            try await withServer(configuration, database: try await TestDatabase.createMigrated(), clock: clock) { http in
+                let api = API(http: http)
+                try await Self.configure(http, issuer)
+                let member = try await api.signUp("member@example.com")
+                let guest = Session(try await api.client("signUp", ["returnSecureToken": true]))
+                #expect(!guest.idToken.isEmpty)
+                clock.advance(600)
+                // ID tokens minted now still carry the sessions' old auth_time.
+                let memberNow = Session(try await api.refresh(member.refreshToken))
+                let guestNow = Session(try await api.refresh(guest.refreshToken))
+                let old = try await Self.signIn(
+                    api, "oidc.test", idToken: try issuer.token(sub: "m", issuedAt: clock.now()), linkTo: memberNow.idToken)
+                #expect(old.errorCode == "CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
+                let upgraded = try await Self.signIn(
+                    api, "oidc.test",
+                    idToken: try issuer.token(sub: "g", email: "g@example.com", emailVerified: true, issuedAt: clock.now()),
+                    linkTo: guestNow.idToken)
+                #expect(upgraded.status == 200 && upgraded.string("localId") == guest.localID)
+                let user = try await Self.lookup(api, guest.localID)
+                #expect(user?["email"] as? String == "g@example.com")
+            }
+        }
+    }
+}

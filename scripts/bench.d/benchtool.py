@@ -243,6 +243,27 @@ def parse_wrk(path):
     return figures
 
 
+def idp_setup(url, issuer, tokens_path):
+    """Configures oidc.bench against the fixture issuer, then signs every fixture user in once (the
+    workload measures returning users)."""
+    conn = http.client.HTTPConnection(urllib.parse.urlsplit(url).netloc, timeout=60)
+    conn.request("POST", "/v2/projects/demo-bench/oauthIdpConfigs?oauthIdpConfigId=oidc.bench",
+                 json.dumps({"clientId": "bench-client", "issuer": issuer, "enabled": True}),
+                 {"Content-Type": "application/json", "Authorization": "Bearer bench-admin"})
+    reply = conn.getresponse()
+    body = reply.read()
+    if reply.status != 200:
+        sys.exit(f"configuring oidc.bench failed: {reply.status} {body[:300]}")
+    tokens = [line.strip() for line in open(tokens_path) if line.strip()]
+
+    def first_sign_in(conn, i):
+        post(conn, "/v1/accounts:signInWithIdp?key=bench-key",
+             {"requestUri": "http://localhost", "postBody": f"providerId=oidc.bench&id_token={tokens[i]}"}, CLIENT)
+
+    for_each(url, range(len(tokens)), 4, first_sign_in)
+    print(f"    federated: oidc.bench configured, {len(tokens)} users signed in once", file=sys.stderr)
+
+
 def flood_figures(work, r):
     """One repeat of the flood workload: honest sign-ins alone and during the flood, and the flood."""
     alone, during, flood = (parse_wrk(os.path.join(work, f"{name}.{r}.txt")) for name in ("honest-alone", "honest-flood", "flood"))
@@ -413,13 +434,13 @@ def report(work):
                          "stealPercent": [steal_percent(os.path.join(work, f"driver-{name}.{r}.cpu")) for r in runs]}
         return drivers[name]
 
-    for name in ["trivial", "verify", "verify-first", "signin", "signin-limits", "refresh", "lookup@small", "lookup", "lookup-half",
+    for name in ["trivial", "verify", "verify-first", "signin", "signin-limits", "refresh", "federated", "lookup@small", "lookup", "lookup-half",
                  "emaillink"]:
         wrk_workload(name)
     drivers = {}
     for name in ["lookup@small", "lookup"]:
         driver_reference(name)
-    for name in ["signin", "refresh", "lookup@small", "lookup", "emaillink"]:
+    for name in ["signin", "refresh", "federated", "lookup@small", "lookup", "emaillink"]:
         pg_reference(name)
     raw = primitives(work)
 
@@ -510,6 +531,18 @@ def report(work):
         ratios["refresh / min(RS256 sign, pgbench)"] = check(
             "token refresh /v1/token", "req/s", w["refresh"]["reqPerSec"], label, ref, 0.8,
             ratio=paired(per_repeat(w["refresh"], "reqPerSec"), refs))
+    if "federated" in w and "federated" in pgbench and raw:
+        # The combined bound of a returning user's federated sign-in: RS256 verify (the IdP's token)
+        # + RS256 sign (ours) + its SQL, per repeat.
+        def federated_bound(verify, sign, sql):
+            return 1 / (1 / verify + 1 / sign + 1 / sql)
+        refs = [federated_bound(v, s, q) for v, s, q in zip(per_repeat(raw, "rs256VerifiesPerSecond"), per_repeat(raw, "rs256SignsPerSecond"),
+                                                            per_repeat(pgbench["federated"], "tps"))]
+        bound_now = federated_bound(raw["rs256VerifiesPerSecond"], raw["rs256SignsPerSecond"], pgbench["federated"]["tps"])
+        ratios["federated / combined bound"] = check(
+            "federated sign-in (ID token, JWKS cached)", "req/s", w["federated"]["reqPerSec"],
+            "1/(1/RS256 verify + 1/RS256 sign + 1/pgbench federated.sql)", bound_now, 0.8,
+            ratio=paired(per_repeat(w["federated"], "reqPerSec"), refs))
     for size, key in (("lookup@small", f"lookup @ {meta.get('smallUsers', 0):,} users"),
                       ("lookup", f"lookup @ {meta.get('users', 0):,} users")):
         if size in w and size in pgbench:
@@ -563,6 +596,9 @@ def report(work):
         if "refresh" in pgbench:
             bounds["refresh"] = {"bound": bound(raw["rs256SignsPerSecond"], pgbench["refresh"]["tps"]),
                                  "from": "1/(1/RS256 sign + 1/pgbench refresh.sql)"}
+        if "federated" in pgbench:
+            bounds["federated"] = {"bound": bound(raw["rs256VerifiesPerSecond"], raw["rs256SignsPerSecond"], pgbench["federated"]["tps"]),
+                                   "from": "1/(1/RS256 verify + 1/RS256 sign + 1/pgbench federated.sql)"}
         if "emaillink" in pgbench:
             bounds["emaillink"] = {"bound": bound(raw["rs256SignsPerSecond"], pgbench["emaillink"]["tps"]),
                                    "from": "1/(1/RS256 sign + 1/pgbench emaillink.sql)"}
@@ -760,6 +796,8 @@ def main():
     command, rest = args[0], args[1:]
     if command == "wait-ready":
         wait_ready(*rest)
+    elif command == "idp-setup":
+        idp_setup(*rest)
     elif command == "flood-line":
         flood_line(*rest)
     elif command == "seed-signin":

@@ -125,11 +125,9 @@ package struct FederatedSignInService: Sendable {
             if let idToken = request.idToken {
                 let caller = try await accounts.authenticate(idToken)
                 // Decision 2: attaching an identity needs a recent sign-in, so a stolen refresh token
-                // (whose ID tokens keep the session's old auth_time) cannot add one.
-                let recent = accounts.settings.recentLoginSeconds
-                if recent > 0, Int64(accounts.clock.now().timeIntervalSince1970) - caller.authTime > recent {
-                    throw AccountError(.credentialTooOldLoginAgain)
-                }
+                // (whose ID tokens keep the session's old auth_time) cannot add one. An anonymous
+                // account is exempt: linking is how it is kept (the SDKs' upgrade), as for email.
+                try await accounts.requireRecentLogin(caller, of: try await accounts.store.user(localID: caller.localID))
                 let (user, ticket) = try await store.linkFederated(
                     FederatedLink(
                         localID: caller.localID, guardSession: caller.sessionGuard, assertion: assertion, trusted: trusted,

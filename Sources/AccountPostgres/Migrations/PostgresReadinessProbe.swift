@@ -9,18 +9,21 @@ package struct PostgresReadinessProbe: ReadinessProbe {
     private let migrator: Migrator
     private let database: Database
     /// The longest one check waits.
-    package static let timeout = Duration.seconds(1)
+    private let timeout: Duration
+    /// What `/readyz` allows a check by default: an orchestrator's probe must get its answer quickly.
+    package static let defaultTimeout = Duration.seconds(1)
 
     /// Creates a probe over the migrator of the running pool.
-    package init(migrator: Migrator, database: Database) {
+    package init(migrator: Migrator, database: Database, timeout: Duration = Self.defaultTimeout) {
         self.migrator = migrator
         self.database = database
+        self.timeout = timeout
     }
 
     package func check() async -> Readiness {
         if database.unreachable() { return .notReady("database unreachable") }
         do {
-            let status = try await RequestScope.$current.withValue(RequestScope(budget: Self.timeout)) {
+            let status = try await RequestScope.$current.withValue(RequestScope(budget: timeout)) {
                 try await migrator.status()
             }
             if let problem = status.problem { return .notReady(problem.description) }
