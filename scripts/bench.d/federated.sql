@@ -2,11 +2,10 @@
 -- returning user, JWKS cached): its SQL only, for the combined bound (trivial route + RS256 verify
 -- + RS256 sign + this SQL).
 -- Mirrors FederatedSignInService.signIn(_:) (Sources/AccountCore/Federation/FederatedSignInService.swift):
---   PostgresIdPConfigStore.idpConfig(_:) (autocommit), PostgresAccountStore.savePending (autocommit,
---   the response's pendingToken), then PostgresAccountStore.signInFederated's transaction
---   (Sources/AccountPostgres/Accounts/PostgresAccountStore+Federation.swift): identityOwner FOR
---   UPDATE, the user FOR UPDATE (Prepared.UserByLocalIDForUpdate), last_login_at, the user read
---   back, Prepared.SessionInsert. No nonce, flow or sign-in attributes on the bench's tokens. Keep
+--   PostgresIdPConfigStore.idpConfig(_:) (autocommit), then PostgresAccountStore.signInFederated's
+--   transaction (Sources/AccountPostgres/Accounts/PostgresAccountStore+Federation.swift): the
+--   response's pending token (insertPending), identityOwner FOR UPDATE, the user FOR UPDATE
+--   (Prepared.UserByLocalIDForUpdate), last_login_at, Prepared.SessionInsert. No nonce, flow or sign-in attributes on the bench's tokens. Keep
 --   in step with those files.
 -- Differences that change no work: the raw id is built from a random number ('bench-idp-' || :i);
 -- the session id and pending-token hash are fresh numbers per transaction; timestamps are now().
@@ -15,11 +14,11 @@
 \set sid :sbase + :client_id + :clients * :k
 SELECT provider_id, display_name, enabled, client_id, issuer, code_flow, client_secret_sealed, apple::text, apple_key_sealed,
     options::text, created_at, updated_at FROM idp_configs WHERE tenant_id = '' AND provider_id = 'oidc.bench';
+BEGIN;
 INSERT INTO idp_pending (token_hash, tenant_id, provider_id, assertion, created_at, expires_at)
 VALUES (sha256(:sid::text::bytea), '', 'oidc.bench',
-    ('{"providerID":"oidc.bench","rawID":"bench-idp-' || :i || '","emailVerified":true,"rawUserInfo":"{}"}')::jsonb,
+    jsonb_build_object('providerID', 'oidc.bench', 'rawID', 'bench-idp-' || :i, 'emailVerified', true, 'rawUserInfo', '{}'),
     now(), now() + interval '1 hour');
-BEGIN;
 SELECT local_id FROM federated_identities WHERE tenant_id = '' AND provider_id = 'oidc.bench' AND raw_id = 'bench-idp-' || :i
     FOR UPDATE \gset
 SELECT u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_email, u.display_name, u.photo_url,
@@ -30,19 +29,10 @@ SELECT u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_ema
              (extract(epoch FROM f.linked_at) * 1000)::bigint) ORDER BY f.linked_at), '[]')::text
        FROM federated_identities f WHERE f.tenant_id = u.tenant_id AND f.local_id = u.local_id)
     FROM users u LEFT JOIN password_credentials p ON p.tenant_id = u.tenant_id AND p.local_id = u.local_id
- WHERE u.tenant_id = '' AND u.local_id = :'local_id' FOR UPDATE OF u;
-UPDATE users SET last_login_at = now() WHERE tenant_id = '' AND local_id = :'local_id';
-SELECT u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_email, u.display_name, u.photo_url,
-    u.phone_number, u.disabled, u.custom_attributes, u.custom_auth, u.created_at, u.last_login_at, u.last_refresh_at,
-    u.valid_since, u.tokens_valid_after, u.credential_version,
-    p.algorithm, p.hash, p.salt, p.parameters::text, p.updated_at,
-    (SELECT coalesce(json_agg(json_build_array(f.provider_id, f.raw_id, f.email, f.display_name, f.photo_url,
-             (extract(epoch FROM f.linked_at) * 1000)::bigint) ORDER BY f.linked_at), '[]')::text
-       FROM federated_identities f WHERE f.tenant_id = u.tenant_id AND f.local_id = u.local_id)
-    FROM users u LEFT JOIN password_credentials p ON p.tenant_id = u.tenant_id AND p.local_id = u.local_id
- WHERE u.tenant_id = '' AND u.local_id = :'local_id' \gset
+ WHERE u.tenant_id = '' AND u.local_id = :local_id FOR UPDATE OF u;
+UPDATE users SET last_login_at = now() WHERE tenant_id = '' AND local_id = :local_id;
 INSERT INTO sessions (session_id, local_id, created_at, auth_time, sign_in_provider, sign_in_method, user_agent, ip_address,
     generation_issued_at, refresh_salt, refresh_key_id, last_mint_at, tenant_id)
-VALUES (:sid, :'local_id', now(), extract(epoch FROM now())::bigint, 'oidc.bench', 'oidc.bench', NULL, '127.0.0.1', now(),
+VALUES (:sid, :local_id, now(), extract(epoch FROM now())::bigint, 'oidc.bench', 'oidc.bench', NULL, '127.0.0.1', now(),
     substring(sha256(:sid::text::bytea) FROM 1 FOR 16), 'bench', now(), '');
 COMMIT;

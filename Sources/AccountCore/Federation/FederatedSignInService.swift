@@ -97,7 +97,7 @@ package struct FederatedSignInService: Sendable {
                 let (assertion, stateHash, started, tokens) = try await completeFlow(
                     parameters, requestURI: components, sessionID: request.sessionID)
                 flow = (stateHash, started, tokens)
-                return (assertion, try await savePending(assertion), nil, try await enabledConfig(started.providerID))
+                return (assertion, newPendingToken(), nil, try await enabledConfig(started.providerID))
             }
             let invalidCredential = AccountError(
                 .invalidCredentialOrProviderID, "Invalid IdP response/credential: \(normalized.prefix(2000))")
@@ -105,9 +105,13 @@ package struct FederatedSignInService: Sendable {
             let config = try await enabledConfig(providerID)
             guard let raw = parameters["id_token"], !raw.isEmpty else { throw invalidCredential }
             let (assertion, nonce) = try await verify(raw, config: config, providerID: providerID, requestNonce: parameters["nonce"])
-            return (assertion, try await savePending(assertion), nonce, config)
+            return (assertion, newPendingToken(), nonce, config)
         }
         let trusted = FederationTrust.trusted(assertion, by: config, insecureTestMode: insecureTestMode)
+        // A token replayed from a pending token is already kept; a new one is written with the
+        // sign-in, in its transaction, or alone for an answer that signs nobody in.
+        let isNewPending = request.pendingToken?.isEmpty ?? true
+        let pending = isNewPending ? (hash: sha256(Array(pendingToken.utf8)), assertion: assertion) : nil
         var session = accounts.newSession(provider: assertion.providerID, method: assertion.providerID, client: request.client)
         session.signInAttributes = assertion.signInAttributes
         var result = Result(
@@ -131,7 +135,7 @@ package struct FederatedSignInService: Sendable {
                 let (user, ticket) = try await store.linkFederated(
                     FederatedLink(
                         localID: caller.localID, guardSession: caller.sessionGuard, assertion: assertion, trusted: trusted,
-                        session: session, usedNonce: nonce, usedFlow: flow?.stateHash, now: accounts.clock.now()))
+                        session: session, usedNonce: nonce, usedFlow: flow?.stateHash, pending: pending, now: accounts.clock.now()))
                 result.outcome = .signedIn(user, try await accounts.mint(user, session, ticket), isNewUser: false, emailRecycled: false)
                 return result
             }
@@ -139,18 +143,21 @@ package struct FederatedSignInService: Sendable {
                 FederatedSignIn(
                     assertion: assertion, trusted: trusted, autoCreate: request.autoCreate,
                     newLocalID: LocalID.generate(accounts.random), session: session, usedNonce: nonce, usedFlow: flow?.stateHash,
-                    now: accounts.clock.now()))
+                    pending: pending, now: accounts.clock.now()))
             switch outcome {
             case .signedIn(let user, let ticket, let isNewUser, let recycled):
                 result.outcome = .signedIn(
                     user, try await accounts.mint(user, session, ticket), isNewUser: isNewUser, emailRecycled: recycled)
             case .needConfirmation(let user):
+                // Rolled back with everything else: kept on its own, for the link that follows.
+                if isNewPending { try await savePending(pendingToken, assertion) }
                 result.outcome = .needConfirmation(user)
             }
             return result
         } catch let error as AccountError
             where request.returnIdpCredential && [.providerAlreadyLinked, .federatedUserIDAlreadyLinked, .emailExists].contains(error.code)
         {
+            if isNewPending { try await savePending(pendingToken, assertion) }
             result.outcome = .failed(Self.wireCode[error.code] ?? "")
             return result
         }
@@ -221,12 +228,14 @@ package struct FederatedSignInService: Sendable {
         return (IdTokenRules.assertion(token.payload, providerID: providerID), used)
     }
 
-    /// A new pending token for `assertion` (§A.6): 32 random bytes, kept hashed for an hour.
-    func savePending(_ assertion: IdPAssertion) async throws -> String {
-        let token = Base64URL.encode(accounts.random.bytes(32))
+    /// A new pending token (§A.6): 32 random bytes. It is kept, hashed, for an hour: written with
+    /// a sign-in in its transaction, or alone for an answer without one (``savePending(_:_:)``).
+    func newPendingToken() -> String { Base64URL.encode(accounts.random.bytes(32)) }
+
+    /// Keeps `assertion` behind `token` for an hour (§A.6).
+    func savePending(_ token: String, _ assertion: IdPAssertion) async throws {
         let now = accounts.clock.now()
         try await store.savePending(tokenHash: sha256(Array(token.utf8)), assertion: assertion, now: now, expiresAt: now + 3600)
-        return token
     }
 
     /// §A.3's parameters (the request URI's query, then `postBody`'s pairs, then the URI's

@@ -13,14 +13,18 @@ package struct FederatedSignIn: Sendable {
     package var usedNonce: (key: [UInt8], until: Date)?
     /// The redirect flow (its state's hash) this sign-in completes: spent in the same transaction.
     package var usedFlow: [UInt8]?
+    /// A new pending token's hash and what it replays, kept with the sign-in (§A.6).
+    package var pending: (hash: [UInt8], assertion: IdPAssertion)?
     package var now: Date
 
     /// Creates a request.
     package init(
         assertion: IdPAssertion, trusted: Bool, autoCreate: Bool, newLocalID: String, session: NewSession,
-        usedNonce: (key: [UInt8], until: Date)?, usedFlow: [UInt8]? = nil, now: Date
+        usedNonce: (key: [UInt8], until: Date)?, usedFlow: [UInt8]? = nil, pending: (hash: [UInt8], assertion: IdPAssertion)? = nil,
+        now: Date
     ) {
         self.usedFlow = usedFlow
+        self.pending = pending
         self.assertion = assertion
         self.trusted = trusted
         self.autoCreate = autoCreate
@@ -47,14 +51,17 @@ package struct FederatedLink: Sendable {
     package var session: NewSession
     package var usedNonce: (key: [UInt8], until: Date)?
     package var usedFlow: [UInt8]?
+    package var pending: (hash: [UInt8], assertion: IdPAssertion)?
     package var now: Date
 
     /// Creates a request.
     package init(
         localID: String, guardSession: SessionGuard, assertion: IdPAssertion, trusted: Bool, session: NewSession,
-        usedNonce: (key: [UInt8], until: Date)?, usedFlow: [UInt8]? = nil, now: Date
+        usedNonce: (key: [UInt8], until: Date)?, usedFlow: [UInt8]? = nil, pending: (hash: [UInt8], assertion: IdPAssertion)? = nil,
+        now: Date
     ) {
         self.usedFlow = usedFlow
+        self.pending = pending
         self.localID = localID
         self.guardSession = guardSession
         self.assertion = assertion

@@ -46,6 +46,22 @@ package struct IdPAssertion: Sendable, Equatable, Codable {
         providerID == "google.com" ? "https://accounts.google.com/\(rawID)" : "\(providerID)/\(rawID)"
     }
 
+    /// The assertion as a JSON object with its property names as keys (what `Codable` reads back),
+    /// without Foundation's encoder: it is written with every federated sign-in.
+    package var jsonText: String {
+        var object: [String: JSONValue] = [
+            "providerID": .string(providerID), "rawID": .string(rawID), "emailVerified": .bool(emailVerified),
+            "rawUserInfo": .string(rawUserInfo),
+        ]
+        for (key, value) in [
+            ("email", email), ("displayName", displayName), ("photoURL", photoURL), ("firstName", firstName), ("lastName", lastName),
+            ("screenName", screenName), ("hostedDomain", hostedDomain), ("signInAttributes", signInAttributes),
+        ] {
+            if let value { object[key] = .string(value) }
+        }
+        return JSONValue.object(object).serialized()
+    }
+
     /// The link this assertion makes.
     package func identity(linkedAt: Date) -> FederatedIdentity {
         FederatedIdentity(

@@ -52,15 +52,8 @@ extension PostgresAccountStore: FederationStore {
     }
 
     package func savePending(tokenHash: [UInt8], assertion: IdPAssertion, now: Date, expiresAt: Date) async throws {
-        let json = String(decoding: try JSONEncoder().encode(assertion), as: UTF8.self)
         _ = try await translating {
-            try await onConnection { tx in
-                try await tx.query(
-                    """
-                    INSERT INTO idp_pending (token_hash, tenant_id, provider_id, assertion, created_at, expires_at)
-                    VALUES (\(Data(tokenHash)), \(tenant), \(assertion.providerID), \(json)::jsonb, \(now), \(expiresAt))
-                    """)
-            }
+            try await onConnection { tx in try await tx.insertPending(tokenHash, assertion, now: now, until: expiresAt) }
         }
     }
 
@@ -122,6 +115,7 @@ extension PostgresAccountStore: FederationStore {
         let now = request.now
         try await tx.recordNonce(request.usedNonce)
         try await tx.spendFlow(request.usedFlow, now: now)
+        if let pending = request.pending { try await tx.insertPending(pending.hash, pending.assertion, now: now, until: now + 3600) }
         var linked: UserRecord?
         if let owner = try await tx.identityOwner(assertion) { linked = try await tx.user(localID: owner, lock: true) }
         var emailOwner: UserRecord?
@@ -131,10 +125,14 @@ extension PostgresAccountStore: FederationStore {
         var localID: String
         var isNewUser = false
         var recycled = false
+        // The user as written, when it is known without reading it back.
+        var written: UserRecord?
         switch plan {
-        case .signIn(let user):
+        case .signIn(var user):
             localID = user.localID
             try await tx.query("UPDATE users SET last_login_at = \(now) WHERE tenant_id = \(tenant) AND local_id = \(localID)")
+            user.lastLoginAt = now
+            written = user
         case .needConfirmation(let user):
             throw NeedsConfirmation(user: user)
         case .link(let user, let strip, let emailRecycled):
@@ -172,7 +170,8 @@ extension PostgresAccountStore: FederationStore {
                 """)
             try await tx.insertIdentity(assertion, localID: localID, now: now)
         }
-        guard let user = try await tx.user(localID: localID, lock: false) else { throw AccountError(.userNotFound) }
+        if written == nil { written = try await tx.user(localID: localID, lock: false) }
+        guard let user = written else { throw AccountError(.userNotFound) }
         let ticket = try await tx.startSession(request.session, user: user, now: now)
         return .signedIn(user, ticket, isNewUser: isNewUser, emailRecycled: recycled)
     }
@@ -183,6 +182,7 @@ extension PostgresAccountStore: FederationStore {
             let now = request.now
             try await tx.recordNonce(request.usedNonce)
             try await tx.spendFlow(request.usedFlow, now: now)
+            if let pending = request.pending { try await tx.insertPending(pending.hash, pending.assertion, now: now, until: now + 3600) }
             guard let user = try await tx.user(localID: request.localID, lock: true) else { throw AccountError(.userNotFound) }
             if user.disabled { throw AccountError(.userDisabled) }
             try await tx.check(request.guardSession, user: user)
@@ -207,6 +207,15 @@ extension PostgresAccountStore: FederationStore {
 }
 
 extension StoreTransaction {
+    /// Keeps a pending token's assertion for an hour (§A.6).
+    func insertPending(_ tokenHash: [UInt8], _ assertion: IdPAssertion, now: Date, until: Date) async throws {
+        try await query(
+            """
+            INSERT INTO idp_pending (token_hash, tenant_id, provider_id, assertion, created_at, expires_at)
+            VALUES (\(Data(tokenHash)), \(tenant), \(assertion.providerID), \(assertion.jsonText)::jsonb, \(now), \(until))
+            """)
+    }
+
     /// Records a nonce-bearing token as used; a second use is refused.
     func recordNonce(_ nonce: (key: [UInt8], until: Date)?) async throws {
         guard let nonce else { return }
