@@ -177,30 +177,27 @@ struct IdP: AsyncParsableCommand {
         }
     }
 
+    /// Turns sign-ins with a provider on or off (links stay either way).
+    static func setEnabled(_ connection: ConnectionOptions, _ providerID: String, _ enabled: Bool) async throws {
+        try await runCommand {
+            say(
+                try await connection.client().v2(.PATCH, path(providerID) + "?updateMask=enabled", body: ["enabled": enabled]),
+                json: connection.json)
+        }
+    }
+
     struct Enable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Let users sign in with it.")
         @OptionGroup var connection: ConnectionOptions
         @Argument var providerID: String
-        func run() async throws {
-            try await runCommand {
-                IdP.say(
-                    try await connection.client().v2(.PATCH, IdP.path(providerID) + "?updateMask=enabled", body: ["enabled": true]),
-                    json: connection.json)
-            }
-        }
+        func run() async throws { try await IdP.setEnabled(connection, providerID, true) }
     }
 
     struct Disable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Refuse sign-ins with it (links stay).")
         @OptionGroup var connection: ConnectionOptions
         @Argument var providerID: String
-        func run() async throws {
-            try await runCommand {
-                IdP.say(
-                    try await connection.client().v2(.PATCH, IdP.path(providerID) + "?updateMask=enabled", body: ["enabled": false]),
-                    json: connection.json)
-            }
-        }
+        func run() async throws { try await IdP.setEnabled(connection, providerID, false) }
     }
 
     struct Remove: AsyncParsableCommand {

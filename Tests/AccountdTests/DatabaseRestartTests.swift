@@ -325,6 +325,14 @@ final class PrivateCluster: Sendable {
         let errors = output + ".err"
         defer { try? FileManager.default.removeItem(atPath: errors) }
         posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // Nothing else of this process's: PostgreSQL counts inherited descriptors against
+        // max_files_per_process, and with the suite's hundreds of sockets open a server started
+        // from here refused to start ("insufficient file descriptors … System allows 25").
+        // (glibc 2.34's posix_spawn_file_actions_addclosefrom_np, which Swift's Glibc does not import.)
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+        }
         let argv = ([program] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var pid: pid_t = 0

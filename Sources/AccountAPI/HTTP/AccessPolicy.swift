@@ -39,7 +39,7 @@ package struct AccessPolicy: Sendable {
     /// The admin name for a bearer token, compared in constant time against every configured one.
     package func adminName(forBearer token: String) -> String? {
         var match: String?
-        for (candidate, name) in adminTokens where Self.constantTimeEquals(candidate, token) {
+        for (candidate, name) in adminTokens where ConstantTime.equal(candidate, token) {
             match = name
         }
         return match
@@ -49,25 +49,13 @@ package struct AccessPolicy: Sendable {
     package func accepts(apiKey: String) -> Bool {
         guard let apiKeys else { return !apiKey.isEmpty }
         var found = false
-        for candidate in apiKeys where Self.constantTimeEquals(candidate, apiKey) { found = true }
+        for candidate in apiKeys where ConstantTime.equal(candidate, apiKey) { found = true }
         return found
     }
 
     /// The key put into links made for admin callers (identity-toolkit.md §4.3: the project's first key).
     package var linkAPIKey: String {
         apiKeys?.sorted().first ?? "demo-api-key"
-    }
-
-    static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8)
-        let y = Array(b.utf8)
-        var difference = UInt8(x.count == y.count ? 0 : 1)
-        for index in 0..<max(x.count, y.count) {
-            let left = index < x.count ? x[index] : 0
-            let right = index < y.count ? y[index] : 0
-            difference |= left ^ right
-        }
-        return difference == 0
     }
 }
 

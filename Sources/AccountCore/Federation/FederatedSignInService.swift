@@ -114,6 +114,11 @@ package struct FederatedSignInService: Sendable {
         let pending = isNewPending ? (hash: sha256(Array(pendingToken.utf8)), assertion: assertion) : nil
         var session = accounts.newSession(provider: assertion.providerID, method: assertion.providerID, client: request.client)
         session.signInAttributes = assertion.signInAttributes
+        let use = {
+            FederatedUse(
+                assertion: assertion, trusted: trusted, session: session, usedNonce: nonce, usedFlow: flow?.stateHash, pending: pending,
+                now: accounts.clock.now())
+        }
         var result = Result(
             assertion: assertion, pendingToken: pendingToken, outcome: .failed(""), oauthIDToken: parameters["id_token"],
             oauthAccessToken: parameters["access_token"], context: flow?.flow.context)
@@ -133,17 +138,12 @@ package struct FederatedSignInService: Sendable {
                 // account is exempt: linking is how it is kept (the SDKs' upgrade), as for email.
                 try await accounts.requireRecentLogin(caller, of: try await accounts.store.user(localID: caller.localID))
                 let (user, ticket) = try await store.linkFederated(
-                    FederatedLink(
-                        localID: caller.localID, guardSession: caller.sessionGuard, assertion: assertion, trusted: trusted,
-                        session: session, usedNonce: nonce, usedFlow: flow?.stateHash, pending: pending, now: accounts.clock.now()))
+                    FederatedLink(use: use(), localID: caller.localID, guardSession: caller.sessionGuard))
                 result.outcome = .signedIn(user, try await accounts.mint(user, session, ticket), isNewUser: false, emailRecycled: false)
                 return result
             }
             let outcome = try await store.signInFederated(
-                FederatedSignIn(
-                    assertion: assertion, trusted: trusted, autoCreate: request.autoCreate,
-                    newLocalID: LocalID.generate(accounts.random), session: session, usedNonce: nonce, usedFlow: flow?.stateHash,
-                    pending: pending, now: accounts.clock.now()))
+                FederatedSignIn(use: use(), autoCreate: request.autoCreate, newLocalID: LocalID.generate(accounts.random)))
             switch outcome {
             case .signedIn(let user, let ticket, let isNewUser, let recycled):
                 result.outcome = .signedIn(

@@ -1,37 +1,46 @@
 package import Foundation
 
-/// A federated sign-in for the store to carry out in one transaction (§A.8).
-package struct FederatedSignIn: Sendable {
+/// What a verified federated credential brings to the transaction that uses it, signing in
+/// (§A.8) or linking (§A.9).
+package struct FederatedUse: Sendable {
     package var assertion: IdPAssertion
     /// Whether the provider proves the assertion's mailbox (§A.7).
     package var trusted: Bool
-    package var autoCreate: Bool
-    /// The id a created account gets.
-    package var newLocalID: String
     package var session: NewSession
     /// The nonce key to record as used, and until when (a nonce-bearing token signs in once).
     package var usedNonce: (key: [UInt8], until: Date)?
-    /// The redirect flow (its state's hash) this sign-in completes: spent in the same transaction.
+    /// The redirect flow (its state's hash) being completed: spent in the same transaction.
     package var usedFlow: [UInt8]?
-    /// A new pending token's hash and what it replays, kept with the sign-in (§A.6).
+    /// A new pending token's hash and what it replays, kept in the same transaction (§A.6).
     package var pending: (hash: [UInt8], assertion: IdPAssertion)?
     package var now: Date
 
-    /// Creates a request.
+    /// Creates a use.
     package init(
-        assertion: IdPAssertion, trusted: Bool, autoCreate: Bool, newLocalID: String, session: NewSession,
-        usedNonce: (key: [UInt8], until: Date)?, usedFlow: [UInt8]? = nil, pending: (hash: [UInt8], assertion: IdPAssertion)? = nil,
-        now: Date
+        assertion: IdPAssertion, trusted: Bool, session: NewSession, usedNonce: (key: [UInt8], until: Date)?, usedFlow: [UInt8]?,
+        pending: (hash: [UInt8], assertion: IdPAssertion)?, now: Date
     ) {
-        self.usedFlow = usedFlow
-        self.pending = pending
         self.assertion = assertion
         self.trusted = trusted
-        self.autoCreate = autoCreate
-        self.newLocalID = newLocalID
         self.session = session
         self.usedNonce = usedNonce
+        self.usedFlow = usedFlow
+        self.pending = pending
         self.now = now
+    }
+}
+
+/// A federated sign-in (§A.8): the credential's use, whether an account may be created, and its id.
+package struct FederatedSignIn: Sendable {
+    package var use: FederatedUse
+    package var autoCreate: Bool
+    package var newLocalID: String
+
+    /// Creates a request.
+    package init(use: FederatedUse, autoCreate: Bool, newLocalID: String) {
+        self.use = use
+        self.autoCreate = autoCreate
+        self.newLocalID = newLocalID
     }
 }
 
@@ -44,31 +53,15 @@ package enum FederatedSignInOutcome: Sendable {
 
 /// Linking an identity to a signed-in user (§A.9).
 package struct FederatedLink: Sendable {
+    package var use: FederatedUse
     package var localID: String
     package var guardSession: SessionGuard
-    package var assertion: IdPAssertion
-    package var trusted: Bool
-    package var session: NewSession
-    package var usedNonce: (key: [UInt8], until: Date)?
-    package var usedFlow: [UInt8]?
-    package var pending: (hash: [UInt8], assertion: IdPAssertion)?
-    package var now: Date
 
     /// Creates a request.
-    package init(
-        localID: String, guardSession: SessionGuard, assertion: IdPAssertion, trusted: Bool, session: NewSession,
-        usedNonce: (key: [UInt8], until: Date)?, usedFlow: [UInt8]? = nil, pending: (hash: [UInt8], assertion: IdPAssertion)? = nil,
-        now: Date
-    ) {
-        self.usedFlow = usedFlow
-        self.pending = pending
+    package init(use: FederatedUse, localID: String, guardSession: SessionGuard) {
+        self.use = use
         self.localID = localID
         self.guardSession = guardSession
-        self.assertion = assertion
-        self.trusted = trusted
-        self.session = session
-        self.usedNonce = usedNonce
-        self.now = now
     }
 }
 

@@ -113,7 +113,7 @@ extension FederatedSignInService {
         guard let flow = try await store.flow(stateHash: stateHash), flow.usedAt == nil, flow.expiresAt > accounts.clock.now() else {
             throw unknown
         }
-        guard Self.constantTimeEqual(sessionID ?? "", flow.sessionID) else {
+        guard ConstantTime.equal(sessionID ?? "", flow.sessionID) else {
             throw AccountError(.invalidIDPResponse, "sessionId does not match.")
         }
         guard let redirect = URLComponents(string: flow.redirectURI), redirect.scheme?.lowercased() == requestURI.scheme?.lowercased(),
@@ -143,15 +143,5 @@ extension FederatedSignInService {
             throw AccountError(.missingOrInvalidNonce, "Nonce does not match.")
         }
         return (IdTokenRules.assertion(token.payload, providerID: flow.providerID), stateHash, flow, tokens)
-    }
-
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8)
-        let y = Array(b.utf8)
-        var difference = UInt8(x.count == y.count ? 0 : 1)
-        for index in 0..<max(x.count, y.count) {
-            difference |= (index < x.count ? x[index] : 0) ^ (index < y.count ? y[index] : 0)
-        }
-        return difference == 0
     }
 }

@@ -1,3 +1,5 @@
+import AccountCore
+
 /// bcrypt (EksBlowfish, Provos and Mazières 1999) as OpenBSD and crypt_blowfish compute it, for verifying imported
 /// `$2a$`, `$2b$` and `$2y$` hashes. Verification only: new credentials are argon2id.
 ///
@@ -14,7 +16,7 @@ enum BCrypt {
     static func verify(_ password: [UInt8], hash: [UInt8]) -> Bool {
         guard let parsed = Parsed(hash) else { return false }
         let computed = digest(password: password, salt: parsed.salt, cost: parsed.cost)
-        return ImportedHashVerifier.constantTimeEqual(computed, parsed.digest)
+        return ConstantTime.equal(computed, parsed.digest)
     }
 
     /// The 23 bytes a bcrypt string keeps: `OrpheanBeholderScryDoubt` encrypted 64 times under the EksBlowfish state.

@@ -27,14 +27,14 @@ package enum ImportedHashVerifier {
             let cipherKey = key.withUnsafeBytes { SymmetricKey(data: Array($0.prefix(32))) }
             let nonce = try AES._CTR.Nonce(nonceBytes: [UInt8](repeating: 0, count: 16))
             let derived = try AES._CTR.encrypt(signerKey, using: cipherKey, nonce: nonce)
-            return constantTimeEqual(Array(derived), stored.hash)
+            return ConstantTime.equal(Array(derived), stored.hash)
         case .standardScrypt(let cpuMemCost, let blockSize, let parallelization, let derivedKeyLength):
             guard stored.hash.count == derivedKeyLength else { return false }
             let key = try KDF.Scrypt.deriveKey(
                 from: password, salt: salt, outputByteCount: derivedKeyLength, rounds: cpuMemCost, blockSize: blockSize,
                 parallelism: parallelization
             )
-            return key.withUnsafeBytes { constantTimeEqual(Array($0), stored.hash) }
+            return key.withUnsafeBytes { ConstantTime.equal(Array($0), stored.hash) }
         case .bcrypt:
             return BCrypt.verify(password, hash: stored.hash)
         case .pbkdf2SHA256(let rounds):
@@ -42,11 +42,11 @@ package enum ImportedHashVerifier {
             let key = try KDF.Insecure.PBKDF2.deriveKey(
                 from: password, salt: salt, using: .sha256, outputByteCount: stored.hash.count, unsafeUncheckedRounds: rounds
             )
-            return key.withUnsafeBytes { constantTimeEqual(Array($0), stored.hash) }
+            return key.withUnsafeBytes { ConstantTime.equal(Array($0), stored.hash) }
         case .hmacSHA256(let signerKey, let saltFirst):
             let message = saltFirst ? salt + password : password + salt
             let code = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: signerKey))
-            return constantTimeEqual(Array(code), stored.hash)
+            return ConstantTime.equal(Array(code), stored.hash)
         }
     }
 
@@ -57,14 +57,6 @@ package enum ImportedHashVerifier {
     /// `saltSeparator`) are standard or URL-safe base64, padded or not; numbers are decimal strings.
     package static func validateParameters(algorithm: String, parameters: [String: String]) throws(ImportParameterError) {
         _ = try Scheme(algorithm: algorithm, parameters: parameters)
-    }
-
-    /// Compares without an early exit, so the time taken does not say where the first difference is.
-    static func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
-        guard lhs.count == rhs.count else { return false }
-        var difference: UInt8 = 0
-        for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }
-        return difference == 0
     }
 
     /// The longest PBKDF2 output verified (bounds the work a stored hash can ask for).

@@ -111,17 +111,16 @@ extension PostgresAccountStore: FederationStore {
     }
 
     private func resolve(_ request: FederatedSignIn, in tx: StoreTransaction) async throws -> FederatedSignInOutcome {
-        let assertion = request.assertion
-        let now = request.now
-        try await tx.recordNonce(request.usedNonce)
-        try await tx.spendFlow(request.usedFlow, now: now)
-        if let pending = request.pending { try await tx.insertPending(pending.hash, pending.assertion, now: now, until: now + 3600) }
+        let use = request.use
+        let assertion = use.assertion
+        let now = use.now
+        try await tx.begin(use)
         var linked: UserRecord?
         if let owner = try await tx.identityOwner(assertion) { linked = try await tx.user(localID: owner, lock: true) }
         var emailOwner: UserRecord?
         if linked == nil, let email = assertion.email { emailOwner = try await tx.user(email: email, lock: true) }
         let plan = try FederationRules.resolve(
-            assertion, trusted: request.trusted, linked: linked, emailOwner: emailOwner, autoCreate: request.autoCreate)
+            assertion, trusted: use.trusted, linked: linked, emailOwner: emailOwner, autoCreate: request.autoCreate)
         var localID: String
         var isNewUser = false
         var recycled = false
@@ -172,17 +171,16 @@ extension PostgresAccountStore: FederationStore {
         }
         if written == nil { written = try await tx.user(localID: localID, lock: false) }
         guard let user = written else { throw AccountError(.userNotFound) }
-        let ticket = try await tx.startSession(request.session, user: user, now: now)
+        let ticket = try await tx.startSession(use.session, user: user, now: now)
         return .signedIn(user, ticket, isNewUser: isNewUser, emailRecycled: recycled)
     }
 
     package func linkFederated(_ request: FederatedLink) async throws -> (UserRecord, MintTicket) {
         try await transaction { tx in
-            let assertion = request.assertion
-            let now = request.now
-            try await tx.recordNonce(request.usedNonce)
-            try await tx.spendFlow(request.usedFlow, now: now)
-            if let pending = request.pending { try await tx.insertPending(pending.hash, pending.assertion, now: now, until: now + 3600) }
+            let use = request.use
+            let assertion = use.assertion
+            let now = use.now
+            try await tx.begin(use)
             guard let user = try await tx.user(localID: request.localID, lock: true) else { throw AccountError(.userNotFound) }
             if user.disabled { throw AccountError(.userDisabled) }
             try await tx.check(request.guardSession, user: user)
@@ -196,17 +194,24 @@ extension PostgresAccountStore: FederationStore {
                     UPDATE users SET email = \(email), email_verified = \(assertion.emailVerified)
                     WHERE tenant_id = \(tenant) AND local_id = \(user.localID)
                     """)
-            } else if user.email == assertion.email, request.trusted {
+            } else if user.email == assertion.email, use.trusted {
                 try await tx.query("UPDATE users SET email_verified = true WHERE tenant_id = \(tenant) AND local_id = \(user.localID)")
             }
             try await tx.audit("federated.link", localID: user.localID, details: ["providerId": assertion.providerID])
             guard let linked = try await tx.user(localID: user.localID, lock: false) else { throw AccountError(.userNotFound) }
-            return (linked, try await tx.startSession(request.session, user: linked, now: now))
+            return (linked, try await tx.startSession(use.session, user: linked, now: now))
         }
     }
 }
 
 extension StoreTransaction {
+    /// What every use of a credential writes first: its nonce, its flow, its pending token.
+    func begin(_ use: FederatedUse) async throws {
+        try await recordNonce(use.usedNonce)
+        try await spendFlow(use.usedFlow, now: use.now)
+        if let pending = use.pending { try await insertPending(pending.hash, pending.assertion, now: use.now, until: use.now + 3600) }
+    }
+
     /// Keeps a pending token's assertion for an hour (§A.6).
     func insertPending(_ tokenHash: [UInt8], _ assertion: IdPAssertion, now: Date, until: Date) async throws {
         try await query(
