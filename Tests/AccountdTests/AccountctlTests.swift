@@ -26,37 +26,18 @@ struct AccountctlTests {
         _ arguments: [String], url: String?, token: String = "test-admin-token", input: String? = nil,
         environment: [String: String] = ["ACCOUNTD_PROJECT_ID": "demo-test"]
     ) async throws -> Run {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments + (url.map { ["--url", $0] } ?? [])
-        process.environment = environment.merging(["ACCOUNTD_ADMIN_TOKEN": token, "PATH": "/usr/bin:/bin"]) { $1 }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("accountctl-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let outURL = directory.appendingPathComponent("out")
         let errURL = directory.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let output = try FileHandle(forWritingTo: outURL)
-        let errors = try FileHandle(forWritingTo: errURL)
-        let stdin = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = stdin
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-                return
-            }
-            if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-            try? stdin.fileHandleForWriting.close()
-        }
-        try output.close()
-        try errors.close()
+        let inURL = directory.appendingPathComponent("in")
+        try Data((input ?? "").utf8).write(to: inURL)
+        let child = try ChildProcess(
+            binary.path, arguments + (url.map { ["--url", $0] } ?? []),
+            environment: environment.merging(["ACCOUNTD_ADMIN_TOKEN": token, "PATH": "/usr/bin:/bin"]) { $1 }, input: inURL.path,
+            output: outURL.path, errors: errURL.path)
+        let status = try await child.exit()
         return Run(
             status: status, output: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
             errors: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))

@@ -203,24 +203,19 @@ struct CustomTokenTests {
             #expect(try await Self.exchange(api, token).json["isNewUser"] as? Bool == false, "tests reuse unsigned tokens")
         }
         // The built binary, as an operator would start it.
-        let process = Process()
-        process.executableURL = RunningServer.binary
-        process.arguments = ["serve", "--port", "0", "--admin-port", "0"]
-        process.environment = [
-            "PATH": "/usr/bin:/bin", "ACCOUNTD_PROJECT_ID": "acme-prod", "ACCOUNTD_API_KEYS": "k",
-            "ACCOUNTD_ADMIN_TOKENS": "ops:secret-token",
-            "ACCOUNTD_KEY_ENCRYPTION_KEY": Data(repeating: 9, count: 32).base64EncodedString(), "ACCOUNTD_MAIL_TRANSPORT": "webhook",
-            "ACCOUNTD_ACCEPT_UNSIGNED_CUSTOM_TOKENS": "1",
-        ]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("c8-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: errors) }
+        let process = try ChildProcess(
+            RunningServer.binary.path, ["serve", "--port", "0", "--admin-port", "0"],
+            environment: [
+                "PATH": "/usr/bin:/bin", "ACCOUNTD_PROJECT_ID": "acme-prod", "ACCOUNTD_API_KEYS": "k",
+                "ACCOUNTD_ADMIN_TOKENS": "ops:secret-token",
+                "ACCOUNTD_KEY_ENCRYPTION_KEY": Data(repeating: 9, count: 32).base64EncodedString(), "ACCOUNTD_MAIL_TRANSPORT": "webhook",
+                "ACCOUNTD_ACCEPT_UNSIGNED_CUSTOM_TOKENS": "1",
+            ], errors: errors.path)
+        let status = try await process.exit()
         #expect(status == 78)
-        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let said = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
         #expect(said.contains("ACCOUNTD_ACCEPT_UNSIGNED_CUSTOM_TOKENS"))
     }
 

@@ -317,35 +317,11 @@ final class PrivateCluster: Sendable {
     static func run(_ program: String, _ arguments: [String]) async throws -> String {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("accountd-run-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: output) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         let errors = output + ".err"
         defer { try? FileManager.default.removeItem(atPath: errors) }
-        posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        // Nothing else of this process's: PostgreSQL counts inherited descriptors against
-        // max_files_per_process, and with the suite's hundreds of sockets open a server started
-        // from here refused to start ("insufficient file descriptors … System allows 25").
-        // (glibc 2.34's posix_spawn_file_actions_addclosefrom_np, which Swift's Glibc does not import.)
-        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-        if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
-            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
-        }
-        let argv = ([program] + arguments).map { strdup($0) } + [nil]
-        defer { for argument in argv { free(argument) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, program, &actions, nil, argv, environ)
-        guard spawned == 0 else { throw TestDatabaseError("\(program): posix_spawn failed (\(spawned))") }
-        let child = pid
-        let status = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                var status: Int32 = 0
-                while waitpid(child, &status, 0) == -1 && errno == EINTR {}
-                continuation.resume(returning: status)
-            }
-        }
+        let status = try await ChildProcess(
+            program, arguments, environment: ProcessInfo.processInfo.environment, output: output, errors: errors
+        ).exit()
         guard status == 0 else {
             // What it said on stderr (pg_ctl's log tail on a failed start) names the cause.
             let text = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""

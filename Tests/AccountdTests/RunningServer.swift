@@ -12,7 +12,7 @@ final class RunningServer: Sendable {
     static let adminToken = "prod-admin-token-0123456789"
     static let project = "acme-prod"
 
-    let process: Process
+    let process: ChildProcess
     let port: Int
     let adminPort: Int
     let http: TestHTTPClient
@@ -26,9 +26,7 @@ final class RunningServer: Sendable {
     init(database: DatabaseURL?, environment extra: [String: String] = [:]) async throws {
         port = try Self.freePort()
         adminPort = try Self.freePort()
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments =
+        let arguments =
             ["serve", "--port", String(port), "--admin-port", String(adminPort)] + (database.map { ["--database-url", $0.string] } ?? [])
         var environment = [
             "PATH": "/usr/bin:/bin",
@@ -47,10 +45,7 @@ final class RunningServer: Sendable {
             "LOG_LEVEL": "error",
         ]
         environment.merge(extra) { $1 }
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(Self.binary.path, arguments, environment: environment)
         self.process = process
         http = TestHTTPClient(port: port, adminPort: adminPort)
         let deadline = ContinuousClock.now + .seconds(60)

@@ -161,8 +161,22 @@ func withServer<T: Sendable>(
         })
     return try await app.test(.live) { client in
         // The admin listener is a service of the application: it may bind just after the public one.
-        var ports = adminPort.stream.makeAsyncIterator()
-        guard let admin = await ports.next() else { throw TestDatabaseError("the admin listener did not start") }
+        // Should it never bind, the test fails saying so instead of waiting for ever (a backstop,
+        // not a timing: it binds within milliseconds).
+        let admin = try await withThrowingTaskGroup(of: Int?.self) { group in
+            group.addTask {
+                var ports = adminPort.stream.makeAsyncIterator()
+                return await ports.next()
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(300))
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let admin else { throw TestDatabaseError("the admin listener did not start") }
         return try await body(TestHTTPClient(port: client.port!, adminPort: admin))
     }
 }
