@@ -1,3 +1,4 @@
+import AccountTesting
 import Foundation
 import Testing
 
@@ -182,18 +183,15 @@ func freeLoopbackPort() throws -> Int {
 private func makeCertificate(in directory: URL) async throws -> (cert: URL, key: URL) {
     let cert = directory.appendingPathComponent("cert.pem")
     let key = directory.appendingPathComponent("key.pem")
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [
-        "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
-        "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key.path, "-out", cert.path,
-    ]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-        process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-        do { try process.run() } catch { continuation.resume(throwing: error) }
-    }
+    // Not Foundation's Process: its end is reported through a socket that a relay spawned at the
+    // same moment inherits, and the wait would last as long as that relay (ChildProcess).
+    let status = try await ChildProcess(
+        "/usr/bin/env",
+        [
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key.path, "-out", cert.path,
+        ], environment: ProcessInfo.processInfo.environment
+    ).exit()
     guard status == 0 else { throw SMTPRelay.RelayError("openssl req failed with status \(status)") }
     return (cert, key)
 }

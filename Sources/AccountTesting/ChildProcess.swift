@@ -1,4 +1,3 @@
-import AccountTesting
 import Foundation
 import Glibc
 import Synchronization
@@ -8,13 +7,13 @@ import Synchronization
 /// that learns of a child's end from a socket the child holds, so any other child that inherited
 /// the socket (tests run in parallel and spawn concurrently; PostgreSQL daemons live on) kept a
 /// finished `accountctl` "running" and its test waiting for ever.
-final class ChildProcess: Sendable {
-    let processIdentifier: pid_t
+package final class ChildProcess: Sendable {
+    package let processIdentifier: Int32
     private let status = Mutex<Int32?>(nil)
 
     /// Starts `program` with `arguments` and `environment`; stdin from `input` (a file) or
     /// /dev/null, stdout and stderr to the given files or /dev/null.
-    init(
+    package init(
         _ program: String, _ arguments: [String], environment: [String: String], input: String? = nil, output: String? = nil,
         errors: String? = nil
     ) throws {
@@ -49,20 +48,20 @@ final class ChildProcess: Sendable {
     }
 
     /// Whether it has not ended yet.
-    var isRunning: Bool { status.withLock { $0 == nil } }
+    package var isRunning: Bool { status.withLock { $0 == nil } }
 
     /// Its exit code (128 + the signal when killed); nil while it runs.
-    var exitCode: Int32? {
+    package var exitCode: Int32? {
         status.withLock { raw in
             raw.map { ($0 & 0x7f) == 0 ? ($0 >> 8) & 0xff : 128 + ($0 & 0x7f) }
         }
     }
 
     /// Asks it to stop (SIGTERM, as an orchestrator does).
-    func terminate() { kill(processIdentifier, SIGTERM) }
+    package func terminate() { kill(processIdentifier, SIGTERM) }
 
     /// Its exit code once it has ended, polled without blocking a thread of the cooperative pool.
-    func exit() async throws -> Int32 {
+    package func exit() async throws -> Int32 {
         while true {
             if let code = exitCode { return code }
             try await Task.sleep(for: .milliseconds(10))
