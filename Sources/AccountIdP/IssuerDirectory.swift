@@ -16,7 +16,6 @@ import NIOSSL
 package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints {
     private struct Entry {
         var keys: [(kid: String?, key: IssuerKey)]
-        var fetchedAt: Date
         var freshUntil: Date
         var staleUntil: Date
         var lastForced: Date?
@@ -134,7 +133,7 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints {
         case 400..<500: throw AccountError(.invalidIDPResponse, "The authorization code was rejected.")
         default: throw IdTokenRules.unreachable
         }
-        guard let object = (try? JSONValue.parse(Array(bytes.readableBytesView)))?.objectValue else { throw IdTokenRules.unparsableToken }
+        guard let object = (try? JSONValue.parse(Array(bytes.readableBytesView)))?.objectValue else { throw IdTokenRules.unparsable }
         return object
     }
 
@@ -227,7 +226,7 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints {
         }
         let now = clock.now()
         let lifetime = min(max(maxAge ?? minimumCache, minimumCache), maximumCache)
-        return Entry(keys: keys, fetchedAt: now, freshUntil: now + lifetime, staleUntil: now + lifetime + staleGrace)
+        return Entry(keys: keys, freshUntil: now + lifetime, staleUntil: now + lifetime + staleGrace)
     }
 
     struct FetchError: Error, CustomStringConvertible {

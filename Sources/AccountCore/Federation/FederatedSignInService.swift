@@ -94,10 +94,10 @@ package struct FederatedSignInService: Sendable {
                 return (assertion, pending, nil as (key: [UInt8], until: Date)?, config)
             }
             if parameters["state"] != nil {
-                let (assertion, stateHash, started, tokens) = try await completeFlow(
+                let (assertion, stateHash, started, config, tokens) = try await completeFlow(
                     parameters, requestURI: components, sessionID: request.sessionID)
                 flow = (stateHash, started, tokens)
-                return (assertion, newPendingToken(), nil, try await enabledConfig(started.providerID))
+                return (assertion, newPendingToken(), nil, config as IdPConfig?)
             }
             let invalidCredential = AccountError(
                 .invalidCredentialOrProviderID, "Invalid IdP response/credential: \(normalized.prefix(2000))")

@@ -29,8 +29,7 @@ package enum IdTokenRules {
     /// How far in the future `iat` may be.
     package static let skewSeconds: Int64 = 60
 
-    static let unparsable = AccountError(.invalidIDPResponse, "Unable to parse the ID Token.")
-    package static var unparsableToken: AccountError { unparsable }
+    package static let unparsable = AccountError(.invalidIDPResponse, "Unable to parse the ID Token.")
     package static let badSignature = AccountError(.invalidIDPResponse, "Unable to verify the ID Token signature.")
     package static let unreachable = AccountError(.invalidIDPResponse, "Error connecting to the given credential's issuer.")
 

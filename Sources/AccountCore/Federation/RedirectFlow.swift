@@ -98,9 +98,10 @@ extension FederatedSignInService {
     func pkceVerifier(_ state: String) -> String { Base64URL.encode(flowKey("pkce" + state)) }
 
     /// §A.5 "The callback": the flow found and checked, its credential obtained and verified;
-    /// returns the assertion and the state's hash (spent with the sign-in).
+    /// returns the assertion, the state's hash (spent with the sign-in), the flow, the provider's
+    /// config (read once) and the tokens a code exchange obtained.
     func completeFlow(_ parameters: [String: String], requestURI: URLComponents, sessionID: String?) async throws -> (
-        IdPAssertion, [UInt8], IdPFlow, [String: JSONValue]
+        IdPAssertion, [UInt8], IdPFlow, IdPConfig, [String: JSONValue]
     ) {
         if let error = parameters["error"] {
             let description = parameters["error_description"] ?? ""
@@ -124,7 +125,7 @@ extension FederatedSignInService {
         var tokens: [String: JSONValue] = [:]
         var idToken = parameters["id_token"]
         if flow.codeFlow {
-            guard let code = parameters["code"], !code.isEmpty else { throw IdTokenRules.unparsableToken }
+            guard let code = parameters["code"], !code.isEmpty else { throw IdTokenRules.unparsable }
             var form: [(String, String)] = [
                 ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", flow.redirectURI), ("client_id", config.clientID),
             ]
@@ -133,7 +134,7 @@ extension FederatedSignInService {
             tokens = try await endpoints.exchangeCode(config, form: form)
             idToken = tokens["id_token"]?.stringValue
         }
-        guard let raw = idToken, !raw.isEmpty else { throw IdTokenRules.unparsableToken }
+        guard let raw = idToken, !raw.isEmpty else { throw IdTokenRules.unparsable }
         let token = try IdTokenRules.parse(raw)
         try IdTokenRules.checkHeader(token)
         try await verifier.verifySignature(token, config: config)
@@ -142,6 +143,6 @@ extension FederatedSignInService {
         guard token.payload["nonce"]?.stringValue == flowNonce(state) else {
             throw AccountError(.missingOrInvalidNonce, "Nonce does not match.")
         }
-        return (IdTokenRules.assertion(token.payload, providerID: flow.providerID), stateHash, flow, tokens)
+        return (IdTokenRules.assertion(token.payload, providerID: flow.providerID), stateHash, flow, config, tokens)
     }
 }
