@@ -1,6 +1,6 @@
 # accountd: release build in the Swift 6.3 image, run as a non-root user in a slim image.
 FROM swift:6.3-bookworm AS build
-RUN apt-get update && apt-get install -y --no-install-recommends libsodium-dev pkg-config \
+RUN apt-get update && apt-get install -y --no-install-recommends libsodium-dev libargon2-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
@@ -11,7 +11,7 @@ RUN swift build -c release --product accountd --static-swift-stdlib \
     && cp "$(swift build -c release --show-bin-path)/accountd" "$(swift build -c release --show-bin-path)/accountctl" /
 
 FROM debian:bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends libsodium23 ca-certificates tzdata \
+RUN apt-get update && apt-get install -y --no-install-recommends libsodium23 libargon2-1 ca-certificates tzdata \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --home-dir /app --shell /usr/sbin/nologin accountd
 WORKDIR /app

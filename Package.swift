@@ -41,6 +41,13 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]
         ),
+        // The Argon2 reference implementation, for imported ARGON2 hashes: libsodium verifies only Argon2i/id v1.3
+        // with 16-byte salts and no associated data, and the Admin SDK's import allows Argon2d, v1.0 and both.
+        .systemLibrary(
+            name: "CArgon2",
+            pkgConfig: "libargon2",
+            providers: [.apt(["libargon2-dev"])]
+        ),
         .target(
             name: "AccountCore",
             swiftSettings: swiftSettings
@@ -50,6 +57,7 @@ let package = Package(
             dependencies: [
                 "AccountCore",
                 "CSodium",
+                "CArgon2",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -182,7 +190,7 @@ let package = Package(
         .testTarget(
             name: "AccountCryptoTests",
             dependencies: [
-                "AccountCore", "AccountCrypto", "AccountTesting",
+                "AccountCore", "AccountCrypto", "AccountTesting", "CSodium",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

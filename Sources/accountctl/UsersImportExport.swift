@@ -9,17 +9,36 @@ extension Users {
         @Argument(help: "JSON-lines file") var file: String
         @Option(
             name: .customLong("hash-algorithm"),
-            help: "SCRYPT, STANDARD_SCRYPT, BCRYPT, PBKDF2_SHA256, HMAC_SHA256 (when lines carry passwordHash).")
+            help: """
+                SCRYPT, STANDARD_SCRYPT, BCRYPT, PBKDF2_SHA256, PBKDF_SHA1, HMAC_SHA512/256/SHA1/MD5, SHA512/256/1, MD5 \
+                or ARGON2 (when lines carry passwordHash).
+                """)
         var hashAlgorithm: String?
-        @Option(name: .customLong("hash-key"), help: "Signer key, base64 (SCRYPT, HMAC_SHA256).") var hashKey: String?
-        @Option(name: .customLong("salt-separator"), help: "Salt separator, base64 (SCRYPT).") var saltSeparator: String?
-        @Option(help: "Rounds (SCRYPT, PBKDF2_SHA256).") var rounds: Int?
+        @Option(name: .customLong("hash-key"), help: "Signer key, base64 (SCRYPT, HMAC_*).") var hashKey: String?
+        @Option(name: .customLong("salt-separator"), help: "Salt separator, base64, appended to every salt.") var saltSeparator: String?
+        @Option(help: "Rounds (SCRYPT, PBKDF*, SHA*, MD5).") var rounds: Int?
         @Option(name: .customLong("memory-cost"), help: "Memory cost (SCRYPT).") var memoryCost: Int?
+        @Option(
+            name: .customLong("hash-parameter"),
+            help: """
+                Any other parameter as NAME=VALUE, repeatable: passwordHashOrder=SALT_AND_PASSWORD, cpuMemCost, blockSize, \
+                parallelization, dkLen, or ARGON2's hashType, version, iterations, memoryCostKib, parallelism, \
+                hashLengthBytes, associatedData.
+                """)
+        var hashParameters: [String] = []
 
         func run() async throws {
             try await runCommand {
                 let client = try connection.client()
                 guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw CLIError.usage("cannot read \(file)") }
+                var parameters: [String: String] = [:]
+                for pair in hashParameters {
+                    let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                    guard parts.count == 2, !parts[0].isEmpty else {
+                        throw CLIError.usage("--hash-parameter wants NAME=VALUE, not \(pair)")
+                    }
+                    parameters[parts[0]] = parts[1]
+                }
                 var users: [[String: Any]] = []
                 for (number, line) in text.split(separator: "\n").enumerated() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
                     guard let user = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
@@ -31,6 +50,7 @@ extension Users {
                 var failures: [String] = []
                 for start in stride(from: 0, to: users.count, by: 1000) {
                     var body: [String: Any] = ["users": Array(users[start..<min(start + 1000, users.count)])]
+                    for (name, value) in parameters { body[name] = value }
                     if let hashAlgorithm { body["hashAlgorithm"] = hashAlgorithm }
                     if let hashKey { body["signerKey"] = hashKey }
                     if let saltSeparator { body["saltSeparator"] = saltSeparator }

@@ -1,11 +1,22 @@
 import AccountCore
 import AccountCrypto
+import CSodium
 import Foundation
 import Testing
 
 /// Firebase's sample parameters with `changes` applied (`nil` removes a key).
 private func firebase(_ changes: [String: String?] = [:]) -> [String: String] {
     var parameters = ImportedHashVerifierTests.firebaseParameters
+    for (key, value) in changes { parameters[key] = value }
+    return parameters
+}
+
+/// ARGON2 parameters in bounds with `changes` applied (`nil` removes a key).
+private func argon2(_ changes: [String: String?] = [:]) -> [String: String] {
+    var parameters = [
+        "hashType": "ARGON2_ID", "version": "VERSION_13", "iterations": "2", "memoryCostKib": "256", "parallelism": "1",
+        "hashLengthBytes": "32",
+    ]
     for (key, value) in changes { parameters[key] = value }
     return parameters
 }
@@ -161,9 +172,145 @@ struct ImportedHashVerifierTests {
         #expect(try ImportedHashVerifier.verify("correct horse", against: wrongOrder) == false)
     }
 
+    @Test(
+        "MD5, SHA1, SHA256, SHA512 (salt first by default, repeated for rounds) against RFC 1321, FIPS 180 and hashlib",
+        arguments: [
+            // RFC 1321 §A.5: MD5("message digest"), salt "message " then password "digest", one round (0 means one).
+            ("MD5", "digest", "message ", "0", nil, "f96b697d7cb7938d525a2f31aaf161d0"),
+            ("MD5", "digest", "message ", "1", nil, "f96b697d7cb7938d525a2f31aaf161d0"),
+            // FIPS 180-4 examples: the digest of "abc" as salt "a" + password "bc".
+            ("SHA1", "bc", "a", "1", nil, "a9993e364706816aba3e25717850c26c9cd0d89d"),
+            ("SHA256", "bc", "a", "1", nil, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+            (
+                "SHA512", "bc", "a", "1", nil,
+                "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a"
+                    + "2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f"
+            ),
+            // PASSWORD_AND_SALT: "ab" + "c".
+            ("SHA1", "ab", "c", "1", "PASSWORD_AND_SALT", "a9993e364706816aba3e25717850c26c9cd0d89d"),
+            // d = sha256(b"NaCl" + b"hunter2").digest(); 9 × d = sha256(d).digest()
+            ("SHA256", "hunter2", "NaCl", "10", nil, "7e1507e65f7234029043236fee427405c2bec380dbb3e4a5a2897f8fab71af18"),
+            // d = md5(b"hunter2" + b"NaCl").digest(); 2 × d = md5(d).digest()
+            ("MD5", "hunter2", "NaCl", "3", "PASSWORD_AND_SALT", "4d3c54b1ed5edaf74e21a544e9ac304c"),
+        ] as [(String, String, String, String, String?, String)]
+    )
+    func digests(algorithm: String, password: String, salt: String, rounds: String, order: String?, hash: String) throws {
+        var parameters = ["rounds": rounds]
+        parameters["passwordHashOrder"] = order
+        let stored = StoredPassword(algorithm: algorithm, hash: Self.hex(hash), salt: Array(salt.utf8), parameters: parameters)
+        #expect(try ImportedHashVerifier.verify(password, against: stored))
+        #expect(try ImportedHashVerifier.verify(password + "x", against: stored) == false)
+        var otherRounds = stored
+        otherRounds.parameters["rounds"] = String(max(Int(rounds)!, 1) + 1)
+        #expect(try ImportedHashVerifier.verify(password, against: otherRounds) == false)
+    }
+
+    @Test("the salt separator is appended to the salt of every algorithm")
+    func saltSeparator() throws {
+        // sha512(b"NaCl" + b"\x07" + b"hunter2").digest()
+        let stored = StoredPassword(
+            algorithm: "SHA512",
+            hash: Self.hex(
+                "f2196019387c7e3e61ad96736c8ddef8f15d6a1a437ae2949618a9306a2f08c8"
+                    + "54335ee53e4af8bb11f343ba78129869548f54c18e0ff5b487d90787bfac9cd3"
+            ),
+            salt: Array("NaCl".utf8), parameters: ["rounds": "1", "saltSeparator": "Bw=="]
+        )
+        #expect(try ImportedHashVerifier.verify("hunter2", against: stored))
+        var without = stored
+        without.parameters["saltSeparator"] = nil
+        #expect(try ImportedHashVerifier.verify("hunter2", against: without) == false)
+    }
+
+    @Test(
+        "HMAC_MD5, HMAC_SHA1 (RFC 2202) and HMAC_SHA512 (RFC 4231) test case 2",
+        arguments: [
+            ("HMAC_MD5", "750c783e6ab0b503eaa86e310a5db738"),
+            ("HMAC_SHA1", "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79"),
+            (
+                "HMAC_SHA512",
+                "164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea250554"
+                    + "9758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737"
+            ),
+        ]
+    )
+    func hmacFamily(algorithm: String, hash: String) throws {
+        // Key "Jefe", data "what do ya want for nothing?": the password, split from a salt in the default order.
+        let stored = StoredPassword(
+            algorithm: algorithm, hash: Self.hex(hash), salt: Array(" for nothing?".utf8), parameters: ["signerKey": "SmVmZQ=="]
+        )
+        #expect(try ImportedHashVerifier.verify("what do ya want", against: stored))
+        #expect(try ImportedHashVerifier.verify("what do ya want?", against: stored) == false)
+        var otherKey = stored
+        otherKey.parameters["signerKey"] = "SmVmZg=="
+        #expect(try ImportedHashVerifier.verify("what do ya want", against: otherKey) == false)
+    }
+
+    @Test(
+        "PBKDF_SHA1 against RFC 6070",
+        arguments: [
+            ("1", "0c60c80f961f0e71f3a9b524af6012062fe037a6"),
+            ("2", "ea6c014dc72d6f8ccd1ed92ace1d41f0d8de8957"),
+            ("4096", "4b007901b765489abead49d926f721d065a429c1"),
+        ]
+    )
+    func pbkdfSHA1(rounds: String, hash: String) throws {
+        let stored = StoredPassword(algorithm: "PBKDF_SHA1", hash: Self.hex(hash), salt: Array("salt".utf8), parameters: ["rounds": rounds])
+        #expect(try ImportedHashVerifier.verify("password", against: stored))
+        #expect(try ImportedHashVerifier.verify("passwore", against: stored) == false)
+    }
+
+    @Test(
+        "ARGON2 against the reference implementation's published vectors (password, somesalt, t=2, m=256 KiB)",
+        arguments: [
+            ("ARGON2_I", "VERSION_13", "1", "89e9029f4637b295beb027056a7336c414fadd43f6b208645281cb214a56452f"),
+            ("ARGON2_I", "19", "2", "4ff5ce2769a1d7f4c8a491df09d41a9fbe90e5eb02155a13e4c01e20cd4eab61"),
+            ("ARGON2_I", "VERSION_10", "1", "fd4dd83d762c49bdeaf57c47bdcd0c2f1babf863fdeb490df63ede9975fccf06"),
+            ("ARGON2_I", "16", "2", "b6c11560a6a9d61eac706b79a2f97d68b4463aa3ad87e00c07e2b01e90c564fb"),
+            ("ARGON2_ID", "VERSION_13", "1", "9dfeb910e80bad0311fee20f9c0e2b12c17987b4cac90c2ef54d5b3021c68bfe"),
+            ("ARGON2_D", "VERSION_13", "1", "25c4ee8ba448054b49efc804e478b9d823be1f9bd2e99f51d6ec4007a3a1501f"),
+        ]
+    )
+    func argon2Vectors(type: String, version: String, parallelism: String, hash: String) throws {
+        let stored = StoredPassword(
+            algorithm: "ARGON2", hash: Self.hex(hash), salt: Array("somesalt".utf8),
+            parameters: argon2(["hashType": type, "version": version, "parallelism": parallelism])
+        )
+        #expect(try ImportedHashVerifier.verify("password", against: stored))
+        #expect(try ImportedHashVerifier.verify("passwore", against: stored) == false)
+        var associated = stored
+        associated.parameters["associatedData"] = "YWQ"
+        #expect(try ImportedHashVerifier.verify("password", against: associated) == false)
+    }
+
+    @Test("ARGON2 (Argon2id) matches libsodium's independent implementation; associated data or a short salt never match")
+    func argon2AgainstLibsodium() throws {
+        // libsodium's crypto_pwhash: Argon2id v1.3, 16-byte salt, no associated data, t=3, m=1 MiB.
+        let salt = Array("sixteen-byte-slt".utf8)
+        var hash = [UInt8](repeating: 0, count: 24)
+        let password = "pässwörd 🔐"
+        let status = crypto_pwhash(
+            &hash, UInt64(hash.count), password, UInt64(password.utf8.count), salt, 3, 1 << 20, crypto_pwhash_ALG_ARGON2ID13
+        )
+        try #require(status == 0)
+        let stored = StoredPassword(
+            algorithm: "ARGON2", hash: hash, salt: salt,
+            parameters: argon2(["iterations": "3", "memoryCostKib": "1024", "hashLengthBytes": "24"])
+        )
+        #expect(try ImportedHashVerifier.verify(password, against: stored))
+        #expect(try ImportedHashVerifier.verify("pässwörd 🔓", against: stored) == false)
+        var associated = stored
+        associated.parameters["associatedData"] = "YWQ"
+        #expect(try ImportedHashVerifier.verify(password, against: associated) == false)
+        // A salt shorter than Argon2's 8 bytes can never match, and does not throw.
+        var short = stored
+        short.salt = Array("short".utf8)
+        #expect(try ImportedHashVerifier.verify(password, against: short) == false)
+    }
+
     @Test("an unknown algorithm never matches; corrupt stored parameters throw")
     func unknownAndCorrupt() throws {
-        #expect(try ImportedHashVerifier.verify("pw", against: StoredPassword(algorithm: "MD5", hash: [1, 2, 3])) == false)
+        #expect(try ImportedHashVerifier.verify("pw", against: StoredPassword(algorithm: "SHA384", hash: [1, 2, 3])) == false)
         var corrupt = Self.firebaseUser
         corrupt.parameters["memoryCost"] = "20"
         #expect(throws: ImportParameterError(code: "INVALID_HASH_MEMORY_COST")) {
@@ -174,7 +321,9 @@ struct ImportedHashVerifierTests {
     @Test(
         "parameter faults carry Firebase's names, the first in the reference's order",
         arguments: [
-            ("SHA1", [:], "INVALID_HASH_ALGORITHM"),
+            ("SHA384", [:], "INVALID_HASH_ALGORITHM"),
+            ("PBKDF2_SHA1", ["rounds": "1"], "INVALID_HASH_ALGORITHM"),
+            ("ARGON2ID", argon2(), "INVALID_HASH_ALGORITHM"),
             ("", [:], "INVALID_HASH_ALGORITHM"),
             ("scrypt", firebase(), "INVALID_HASH_ALGORITHM"),
             ("SCRYPT", firebase(["rounds": "9"]), "INVALID_HASH_ROUNDS"),
@@ -197,6 +346,24 @@ struct ImportedHashVerifierTests {
             ("PBKDF2_SHA256", ["rounds": "ten"], "INVALID_HASH_ROUNDS"),
             ("HMAC_SHA256", [:], "INVALID_HASH_KEY"),
             ("HMAC_SHA256", ["signerKey": ""], "INVALID_HASH_KEY"),
+            ("HMAC_MD5", [:], "INVALID_HASH_KEY"),
+            ("HMAC_SHA512", ["rounds": "1"], "INVALID_HASH_KEY"),
+            ("SHA1", [:], "INVALID_HASH_ROUNDS"),
+            ("SHA1", ["rounds": "0"], "INVALID_HASH_ROUNDS"),
+            ("SHA512", ["rounds": "8193"], "INVALID_HASH_ROUNDS"),
+            ("MD5", ["rounds": "-1"], "INVALID_HASH_ROUNDS"),
+            ("MD5", ["rounds": "1", "saltSeparator": "B"], "INVALID_HASH_SALT_SEPARATOR"),
+            ("PBKDF_SHA1", ["rounds": "120001"], "INVALID_HASH_ROUNDS"),
+            ("ARGON2", argon2(["hashType": nil]), "INVALID_HASH_ALGORITHM"),
+            ("ARGON2", argon2(["hashType": "ARGON2_X"]), "INVALID_HASH_ALGORITHM"),
+            ("ARGON2", argon2(["version": "VERSION_12"]), "INVALID_HASH_ALGORITHM"),
+            ("ARGON2", argon2(["iterations": "17"]), "INVALID_HASH_ROUNDS"),
+            ("ARGON2", argon2(["iterations": nil]), "INVALID_HASH_ROUNDS"),
+            ("ARGON2", argon2(["parallelism": "0"]), "INVALID_HASH_PARALLELIZATION"),
+            ("ARGON2", argon2(["memoryCostKib": "32769"]), "INVALID_HASH_MEMORY_COST"),
+            ("ARGON2", argon2(["memoryCostKib": "15", "parallelism": "2"]), "INVALID_HASH_MEMORY_COST"),
+            ("ARGON2", argon2(["hashLengthBytes": "3"]), "INVALID_HASH_DERIVED_KEY_LENGTH"),
+            ("ARGON2", argon2(["hashLengthBytes": "1025"]), "INVALID_HASH_DERIVED_KEY_LENGTH"),
         ] as [(String, [String: String], String)]
     )
     func parameterFaults(algorithm: String, parameters: [String: String], code: String) {
@@ -216,6 +383,13 @@ struct ImportedHashVerifierTests {
             ("PBKDF2_SHA256", ["rounds": "120000"]),
             ("PBKDF2_SHA256", ["rounds": "1"]),
             ("HMAC_SHA256", ["signerKey": "a2V5", "passwordHashOrder": "SALT_AND_PASSWORD"]),
+            ("HMAC_MD5", ["signerKey": "a2V5"]),
+            ("MD5", ["rounds": "0"]),
+            ("SHA256", ["rounds": "8192", "passwordHashOrder": "PASSWORD_AND_SALT"]),
+            ("PBKDF_SHA1", ["rounds": "1"]),
+            ("ARGON2", argon2()),
+            ("ARGON2", argon2(["version": "16", "hashType": "ARGON2_D", "memoryCostKib": "32768", "parallelism": "16"])),
+            ("ARGON2", argon2(["version": nil, "hashLengthBytes": "1024", "associatedData": "YWQ"])),
         ] as [(String, [String: String])]
     )
     func parametersInBounds(algorithm: String, parameters: [String: String]) throws {
@@ -229,7 +403,7 @@ struct ImportedHashVerifierTests {
         #expect(try await hasher.verify("user1passwordx", against: Self.firebaseUser) == false)
         let bcrypt = StoredPassword(algorithm: "BCRYPT", hash: Array("$2b$04$cVWp4XaNU8a4v1uMRum2SO026BWLIoQMD/TXg5uZV.0P.uO8m3YEm".utf8))
         #expect(try await hasher.verify("Kk4DQuMMfZL9o", against: bcrypt))
-        #expect(try await hasher.verify("pw", against: StoredPassword(algorithm: "MD5", hash: [1])) == false)
+        #expect(try await hasher.verify("pw", against: StoredPassword(algorithm: "SHA384", hash: [1])) == false)
         var corrupt = Self.firebaseUser
         corrupt.parameters["signerKey"] = nil
         await #expect(throws: ImportParameterError(code: "INVALID_HASH_KEY")) {

@@ -91,6 +91,20 @@ struct AccountctlTests {
             #expect(!export.output.contains("passwordHash"))
             #expect(try await Self.run(["users", "export", "--with-hashes"], url: url).output.contains("passwordHash"))
 
+            // Import with the parameters that have no option of their own (phc-winner-argon2's Argon2d vector).
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).jsonl")
+            defer { try? FileManager.default.removeItem(at: file) }
+            try Data(
+                #"{"localId":"argon","email":"argon@example.com","salt":"c29tZXNhbHQ=","passwordHash":"JcTui6RIBUtJ78gE5Hi52CO+H5vS6Z9R1uxAB6OhUB8="}"#
+                    .utf8
+            ).write(to: file)
+            let argon2 = ["hashType=ARGON2_D", "iterations=2", "memoryCostKib=256", "parallelism=1", "hashLengthBytes=32"]
+            let imported = try await Self.run(
+                ["users", "import", file.path, "--hash-algorithm", "ARGON2"] + argon2.flatMap { ["--hash-parameter", $0] }, url: url)
+            #expect(imported.status == 0, "\(imported.errors)")
+            #expect(try await api.signIn("argon@example.com", "password").localID == "argon")
+            #expect(try await Self.run(["users", "import", file.path, "--hash-parameter", "rounds"], url: url).status == 64)
+
             let refused = try await Self.run(["users", "delete", "bob@example.com"], url: url, input: "no\n")
             #expect(refused.status == 64)
             #expect(try await Self.run(["users", "delete", "bob@example.com", "--yes"], url: url).status == 0)

@@ -111,6 +111,93 @@ struct ImportTests {
         }
     }
 
+    @Test("the rest of the Admin SDK's algorithms (digests, HMAC_MD5, PBKDF_SHA1, ARGON2 in both spellings) sign in and upgrade")
+    func everyOtherAlgorithm() async throws {
+        try await withServer(database: try await TestDatabase.createMigrated()) { http in
+            let api = API(http: http)
+            func user(_ id: String, salt: String, hash: String) -> [[String: any Sendable]] {
+                [["localId": id, "email": "\(id)@example.com", "salt": salt, "passwordHash": hash]]
+            }
+            // Published vectors (RFC 1321, FIPS 180, RFC 2202, RFC 6070, phc-winner-argon2) and hashlib for the separator.
+            let cases: [([String: any Sendable], String, String)] = [
+                (
+                    ["hashAlgorithm": "MD5", "rounds": 0, "users": user("md5", salt: "bWVzc2FnZSA=", hash: "+WtpfXy3k41SWi8xqvFh0A==")],
+                    "md5", "digest"
+                ),
+                (
+                    [
+                        "hashAlgorithm": "SHA1", "rounds": 1, "passwordHashOrder": "PASSWORD_AND_SALT",
+                        "users": user("sha1", salt: "Yw==", hash: "qZk+NkcGgWq6PiVxeFDCbJzQ2J0="),
+                    ], "sha1", "ab"
+                ),
+                (
+                    [
+                        "hashAlgorithm": "SHA512", "rounds": "1", "saltSeparator": "Bw",
+                        "users": user(
+                            "sha512", salt: "TmFDbA==",
+                            hash: "8hlgGTh8fj5hrZZzbI3e+PFdahpDeuKUlhipMGovCMhUM17lPkr4uxHzQ7p4EphpVI9UwY4P9bSH2QeHv6yc0w=="),
+                    ], "sha512", "hunter2"
+                ),
+                (
+                    [
+                        "hashAlgorithm": "HMAC_MD5", "signerKey": "SmVmZQ",
+                        "users": user("hmacmd5", salt: "IGZvciBub3RoaW5nPw==", hash: "dQx4PmqwtQPqqG4xCl23OA=="),
+                    ], "hmacmd5", "what do ya want"
+                ),
+                (
+                    [
+                        "hashAlgorithm": "PBKDF_SHA1", "rounds": 4096,
+                        "users": user("pbkdf", salt: "c2FsdA==", hash: "SwB5AbdlSJq+rUnZJvch0GWkKcE="),
+                    ],
+                    "pbkdf", "password"
+                ),
+                (
+                    [
+                        "hashAlgorithm": "ARGON2",
+                        "argon2Parameters": [
+                            "hashType": "ARGON2_D", "version": "VERSION_13", "iterations": 2, "memoryCostKib": 256, "parallelism": 1,
+                            "hashLengthBytes": 32,
+                        ] as [String: any Sendable],
+                        "users": user("argon2d", salt: "c29tZXNhbHQ=", hash: "JcTui6RIBUtJ78gE5Hi52CO+H5vS6Z9R1uxAB6OhUB8="),
+                    ], "argon2d", "password"
+                ),
+                (
+                    // The Java Admin SDK's spelling: beside hashAlgorithm, the version as a number.
+                    [
+                        "hashAlgorithm": "ARGON2", "hashType": "ARGON2_I", "version": 16, "iterations": 2, "memoryCostKib": 256,
+                        "parallelism": 1, "hashLengthBytes": 32,
+                        "users": user("argon2i", salt: "c29tZXNhbHQ=", hash: "/U3YPXYsSb3q9XxHvc0MLxur+GP960kN9j7emXX8zwY="),
+                    ], "argon2i", "password"
+                ),
+            ]
+            for (body, id, password) in cases {
+                let reply = try await Self.importUsers(api, body)
+                #expect((reply.json["error"] as? [Any])?.isEmpty == true, "\(id): \(reply.json)")
+                #expect(
+                    try await api.client("signInWithPassword", ["email": "\(id)@example.com", "password": password + "x"]).errorCode
+                        == "INVALID_PASSWORD", "\(id)")
+                #expect(try await api.signIn("\(id)@example.com", password).localID == id, "\(id)")
+            }
+            // Each was upgraded to argon2id at its first sign-in.
+            let exported = try await http.get("/v1/projects/demo-test/accounts:batchGet", headers: [API.admin])
+            let hashes = (exported.json["users"] as? [[String: Any]] ?? []).map { $0["passwordHash"] as? String ?? "" }
+            #expect(hashes.count == cases.count)
+            #expect(hashes.allSatisfy { String(decoding: TestBase64URL.decode($0) ?? [], as: UTF8.self).hasPrefix("$argon2id$") })
+            // Out-of-bounds ARGON2 parameters refuse the whole request.
+            let fault = try await Self.importUsers(
+                api,
+                [
+                    "hashAlgorithm": "ARGON2",
+                    "argon2Parameters": [
+                        "hashType": "ARGON2_ID", "iterations": 2, "memoryCostKib": 65536, "parallelism": 1, "hashLengthBytes": 32,
+                    ]
+                        as [String: any Sendable],
+                    "users": user("toocostly", salt: "c29tZXNhbHQ=", hash: "AAAA"),
+                ])
+            #expect(fault.errorCode == "INVALID_HASH_MEMORY_COST")
+        }
+    }
+
     @Test("checklist 77–79: per-user errors, parameter faults, overwrite revokes sessions unless refused")
     func errorsAndOverwrite() async throws {
         try await withServer(database: try await TestDatabase.createMigrated()) { http in

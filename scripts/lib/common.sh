@@ -24,9 +24,9 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
-# The build needs libsodium (argon2id) through pkg-config.
+# The build needs libsodium (argon2id) and libargon2 (imported ARGON2 hashes) through pkg-config.
 ensure_build_deps() {
-  apt_install pkg-config libsodium-dev
+  apt_install pkg-config libsodium-dev libargon2-dev
 }
 
 # A free TCP port on loopback.

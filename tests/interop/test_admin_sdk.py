@@ -152,6 +152,30 @@ def test_import_every_hash_format():
                                password_hash=hmac.new(b"hmac-key", b"hm-pass" + salt, "sha256").digest(), password_salt=salt),
          "hm-pass"),
     ]
+
+    def repeated(name, data, rounds):
+        digest = hashlib.new(name, data).digest()
+        for _ in range(rounds - 1):
+            digest = hashlib.new(name, digest).digest()
+        return digest
+
+    # The digests hash salt + password, then the digest again for each further round (MD5's 0 is one round).
+    for name, factory, rounds in [("md5", auth.UserImportHash.md5, 0), ("sha1", auth.UserImportHash.sha1, 1),
+                                  ("sha256", auth.UserImportHash.sha256, 3), ("sha512", auth.UserImportHash.sha512, 2)]:
+        cases.append((factory(rounds=rounds),
+                      auth.ImportUserRecord(uid=f"imp-{name}", email=f"imp-{name}@example.com", password_salt=salt,
+                                            password_hash=repeated(name, salt + b"dg-pass", max(rounds, 1))),
+                      "dg-pass"))
+    for name, factory in [("md5", auth.UserImportHash.hmac_md5), ("sha1", auth.UserImportHash.hmac_sha1),
+                          ("sha512", auth.UserImportHash.hmac_sha512)]:
+        cases.append((factory(key=b"hmac-key"),
+                      auth.ImportUserRecord(uid=f"imp-hmac-{name}", email=f"imp-hmac-{name}@example.com", password_salt=salt,
+                                            password_hash=hmac.new(b"hmac-key", b"hm-pass" + salt, name).digest()),
+                      "hm-pass"))
+    cases.append((auth.UserImportHash.pbkdf_sha1(rounds=1000),
+                  auth.ImportUserRecord(uid="imp-pbkdf-sha1", email="imp-pbkdf-sha1@example.com", password_salt=salt,
+                                        password_hash=hashlib.pbkdf2_hmac("sha1", b"pb-pass", salt, 1000, 20)),
+                  "pb-pass"))
     for hash_alg, record, password in cases:
         result = auth.import_users([record], hash_alg=hash_alg)
         assert result.failure_count == 0, [e.reason for e in result.errors]

@@ -16,6 +16,33 @@ enum BatchCreateRPC {
         "signerKey", "saltSeparator", "rounds", "memoryCost", "cpuMemCost", "blockSize", "parallelization", "dkLen", "passwordHashOrder",
     ]
 
+    /// `ARGON2`'s parameters: nested in `argon2Parameters` (the REST API) or beside `hashAlgorithm` (the Java Admin
+    /// SDK's spelling).
+    static let argon2ParameterNames = [
+        "hashType", "version", "iterations", "memoryCostKib", "parallelism", "hashLengthBytes", "associatedData",
+    ]
+
+    /// The hash parameters of an import request as strings, numbers in decimal.
+    static func hashParameters(_ body: RPCBody) -> [String: String] {
+        var parameters: [String: String] = [:]
+        func collect(_ names: [String], from source: RPCBody) {
+            for name in names {
+                switch source.value(name) {
+                case .int(let number)?: parameters[name] = String(number)
+                case .string(let text)? where !text.isEmpty: parameters[name] = text
+                default: break
+                }
+            }
+        }
+        collect(parameterNames, from: body)
+        if case .object(let nested)? = body.value("argon2Parameters") {
+            collect(argon2ParameterNames, from: RPCBody(fields: nested))
+        } else {
+            collect(argon2ParameterNames, from: body)
+        }
+        return parameters
+    }
+
     static func endpoint(
         _ service: AdminService, store: any UserImportStore, validateHash: @escaping @Sendable (String, [String: String]) throws -> Void
     ) -> RPCEndpoint {
@@ -23,13 +50,7 @@ enum BatchCreateRPC {
             let body = call.body
             var request = ImportRequest()
             request.hashAlgorithm = try body.nonEmptyString("hashAlgorithm")
-            for name in parameterNames {
-                switch body.value(name) {
-                case .int(let number)?: request.hashParameters[name] = String(number)
-                case .string(let text)? where !text.isEmpty: request.hashParameters[name] = text
-                default: break
-                }
-            }
+            request.hashParameters = hashParameters(body)
             request.allowOverwrite = try body.bool("allowOverwrite") ?? true
             request.sanityCheck = try body.bool("sanityCheck") ?? false
             for item in try body.objects("users") ?? [] {

@@ -3,12 +3,16 @@ import Crypto
 import Foundation
 import _CryptoExtras
 
-/// Verifies passwords against hashes imported with `accounts:batchCreate` (`SCRYPT`, `STANDARD_SCRYPT`, `BCRYPT`,
-/// `PBKDF2_SHA256`, `HMAC_SHA256`), so imported users can sign in and be upgraded to argon2id. Synchronous and
-/// CPU-heavy (Firebase's scrypt is 16 MiB and tens of milliseconds): callers run it on a thread pool.
+/// Verifies passwords against hashes imported with `accounts:batchCreate`: every algorithm the Admin SDK offers
+/// (`SCRYPT`, `STANDARD_SCRYPT`, `BCRYPT`, `PBKDF2_SHA256`, `PBKDF_SHA1`, the `HMAC_*` and plain-digest families,
+/// `ARGON2`), so imported users can sign in and be upgraded to argon2id. Synchronous and CPU-heavy (Firebase's scrypt
+/// is 16 MiB and tens of milliseconds): callers run it on a thread pool.
 package enum ImportedHashVerifier {
     /// The algorithm names an import may use.
-    package static let supportedAlgorithms: Set<String> = ["SCRYPT", "STANDARD_SCRYPT", "BCRYPT", "PBKDF2_SHA256", "HMAC_SHA256"]
+    package static let supportedAlgorithms: Set<String> = [
+        "SCRYPT", "STANDARD_SCRYPT", "BCRYPT", "PBKDF2_SHA256", "PBKDF_SHA1", "HMAC_SHA512", "HMAC_SHA256", "HMAC_SHA1",
+        "HMAC_MD5", "SHA512", "SHA256", "SHA1", "MD5", "ARGON2",
+    ]
 
     /// Whether `password` matches the imported `stored` credential. An unknown algorithm is `false`; parameters that
     /// fail `validateParameters` throw that `ImportParameterError` (the credential is corrupt, not the password wrong).
@@ -16,13 +20,13 @@ package enum ImportedHashVerifier {
         guard supportedAlgorithms.contains(stored.algorithm) else { return false }
         let scheme = try Scheme(algorithm: stored.algorithm, parameters: stored.parameters)
         let password = Array(password.utf8)
-        let salt = stored.salt ?? []
-        switch scheme {
-        case .firebaseScrypt(let signerKey, let saltSeparator, let rounds, let memoryCost):
+        // The separator is appended to every algorithm's salt (Firebase CLI: "optional for all algorithms").
+        let salt = (stored.salt ?? []) + scheme.saltSeparator
+        switch scheme.kind {
+        case .firebaseScrypt(let signerKey, let rounds, let memoryCost):
             guard stored.hash.count == signerKey.count else { return false }
             let key = try KDF.Scrypt.deriveKey(
-                from: password, salt: salt + saltSeparator, outputByteCount: 64, rounds: 1 << memoryCost, blockSize: rounds,
-                parallelism: 1
+                from: password, salt: salt, outputByteCount: 64, rounds: 1 << memoryCost, blockSize: rounds, parallelism: 1
             )
             let cipherKey = key.withUnsafeBytes { SymmetricKey(data: Array($0.prefix(32))) }
             let nonce = try AES._CTR.Nonce(nonceBytes: [UInt8](repeating: 0, count: 16))
@@ -37,16 +41,23 @@ package enum ImportedHashVerifier {
             return key.withUnsafeBytes { ConstantTime.equal(Array($0), stored.hash) }
         case .bcrypt:
             return BCrypt.verify(password, hash: stored.hash)
-        case .pbkdf2SHA256(let rounds):
+        case .pbkdf2(let function, let rounds):
             guard (1...maximumPBKDF2Length).contains(stored.hash.count) else { return false }
             let key = try KDF.Insecure.PBKDF2.deriveKey(
-                from: password, salt: salt, using: .sha256, outputByteCount: stored.hash.count, unsafeUncheckedRounds: rounds
+                from: password, salt: salt, using: function == .sha1 ? .insecureSHA1 : .sha256,
+                outputByteCount: stored.hash.count, unsafeUncheckedRounds: rounds
             )
             return key.withUnsafeBytes { ConstantTime.equal(Array($0), stored.hash) }
-        case .hmacSHA256(let signerKey, let saltFirst):
+        case .hmac(let function, let signerKey, let saltFirst):
             let message = saltFirst ? salt + password : password + salt
-            let code = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: signerKey))
-            return ConstantTime.equal(Array(code), stored.hash)
+            return ConstantTime.equal(function.hmac(message, key: signerKey), stored.hash)
+        case .digest(let function, let rounds, let passwordFirst):
+            var digest = function.digest(passwordFirst ? password + salt : salt + password)
+            for _ in 1..<max(rounds, 1) { digest = function.digest(digest) }
+            return ConstantTime.equal(digest, stored.hash)
+        case .argon2(let argon2):
+            guard let derived = argon2.derive(password: password, salt: salt) else { return false }
+            return ConstantTime.equal(derived, stored.hash)
         }
     }
 
@@ -63,12 +74,19 @@ package enum ImportedHashVerifier {
     private static let maximumPBKDF2Length = 256
 
     /// An algorithm with its parameters parsed and in bounds.
-    private enum Scheme {
-        case firebaseScrypt(signerKey: [UInt8], saltSeparator: [UInt8], rounds: Int, memoryCost: Int)
-        case standardScrypt(cpuMemCost: Int, blockSize: Int, parallelization: Int, derivedKeyLength: Int)
-        case bcrypt
-        case pbkdf2SHA256(rounds: Int)
-        case hmacSHA256(signerKey: [UInt8], saltFirst: Bool)
+    private struct Scheme {
+        enum Kind {
+            case firebaseScrypt(signerKey: [UInt8], rounds: Int, memoryCost: Int)
+            case standardScrypt(cpuMemCost: Int, blockSize: Int, parallelization: Int, derivedKeyLength: Int)
+            case bcrypt
+            case pbkdf2(HashFunction, rounds: Int)
+            case hmac(HashFunction, signerKey: [UInt8], saltFirst: Bool)
+            case digest(HashFunction, rounds: Int, passwordFirst: Bool)
+            case argon2(Argon2Parameters)
+        }
+
+        var kind: Kind
+        var saltSeparator: [UInt8] = []
 
         init(algorithm: String, parameters: [String: String]) throws(ImportParameterError) {
             func integer(_ name: String, in range: ClosedRange<Int>, else code: String) throws(ImportParameterError) -> Int {
@@ -83,17 +101,12 @@ package enum ImportedHashVerifier {
                 }
                 return key
             }
+            let order = parameters["passwordHashOrder"]
             switch algorithm {
             case "SCRYPT":
                 let rounds = try integer("rounds", in: 1...8, else: "INVALID_HASH_ROUNDS")
                 let memoryCost = try integer("memoryCost", in: 1...14, else: "INVALID_HASH_MEMORY_COST")
-                let key = try signerKey()
-                var separator: [UInt8] = []
-                if let text = parameters["saltSeparator"] {
-                    guard let bytes = Base64URL.decode(text) else { throw ImportParameterError(code: "INVALID_HASH_SALT_SEPARATOR") }
-                    separator = bytes
-                }
-                self = .firebaseScrypt(signerKey: key, saltSeparator: separator, rounds: rounds, memoryCost: memoryCost)
+                kind = .firebaseScrypt(signerKey: try signerKey(), rounds: rounds, memoryCost: memoryCost)
             case "STANDARD_SCRYPT":
                 let cpuMemCost = try integer("cpuMemCost", in: 2...(1 << 17), else: "INVALID_HASH_CPU_MEM_COST")
                 guard cpuMemCost & (cpuMemCost - 1) == 0 else { throw ImportParameterError(code: "INVALID_HASH_CPU_MEM_COST") }
@@ -102,17 +115,55 @@ package enum ImportedHashVerifier {
                 let derivedKeyLength = try integer("dkLen", in: 1...128, else: "INVALID_HASH_DERIVED_KEY_LENGTH")
                 // scrypt needs N < 2^(16 r): only r = 1 with N of 2^16 or 2^17 falls foul.
                 guard blockSize > 1 || cpuMemCost < 1 << 16 else { throw ImportParameterError(code: "INVALID_HASH_CPU_MEM_COST") }
-                self = .standardScrypt(
+                kind = .standardScrypt(
                     cpuMemCost: cpuMemCost, blockSize: blockSize, parallelization: parallelization, derivedKeyLength: derivedKeyLength
                 )
             case "BCRYPT":
-                self = .bcrypt
-            case "PBKDF2_SHA256":
-                self = .pbkdf2SHA256(rounds: try integer("rounds", in: 1...120_000, else: "INVALID_HASH_ROUNDS"))
-            case "HMAC_SHA256":
-                self = .hmacSHA256(signerKey: try signerKey(), saltFirst: parameters["passwordHashOrder"] == "SALT_AND_PASSWORD")
+                kind = .bcrypt
+            case "PBKDF2_SHA256", "PBKDF_SHA1":
+                let function: HashFunction = algorithm == "PBKDF_SHA1" ? .sha1 : .sha256
+                kind = .pbkdf2(function, rounds: try integer("rounds", in: 1...120_000, else: "INVALID_HASH_ROUNDS"))
+            case "HMAC_SHA512", "HMAC_SHA256", "HMAC_SHA1", "HMAC_MD5":
+                let function = HashFunction(rawValue: String(algorithm.dropFirst("HMAC_".count)))!
+                kind = .hmac(function, signerKey: try signerKey(), saltFirst: order == "SALT_AND_PASSWORD")
+            case "SHA512", "SHA256", "SHA1", "MD5":
+                let rounds = try integer("rounds", in: (algorithm == "MD5" ? 0 : 1)...8192, else: "INVALID_HASH_ROUNDS")
+                kind = .digest(HashFunction(rawValue: algorithm)!, rounds: rounds, passwordFirst: order == "PASSWORD_AND_SALT")
+            case "ARGON2":
+                kind = .argon2(try Argon2Parameters(parameters))
             default:
                 throw ImportParameterError(code: "INVALID_HASH_ALGORITHM")
+            }
+            if let text = parameters["saltSeparator"] {
+                guard let bytes = Base64URL.decode(text) else { throw ImportParameterError(code: "INVALID_HASH_SALT_SEPARATOR") }
+                saltSeparator = bytes
+            }
+        }
+    }
+
+    /// The digests the `HMAC_*`, plain-digest and PBKDF families name.
+    enum HashFunction: String {
+        case md5 = "MD5"
+        case sha1 = "SHA1"
+        case sha256 = "SHA256"
+        case sha512 = "SHA512"
+
+        func digest(_ message: [UInt8]) -> [UInt8] {
+            switch self {
+            case .md5: Array(Insecure.MD5.hash(data: message))
+            case .sha1: Array(Insecure.SHA1.hash(data: message))
+            case .sha256: Array(SHA256.hash(data: message))
+            case .sha512: Array(SHA512.hash(data: message))
+            }
+        }
+
+        func hmac(_ message: [UInt8], key: [UInt8]) -> [UInt8] {
+            let key = SymmetricKey(data: key)
+            return switch self {
+            case .md5: Array(HMAC<Insecure.MD5>.authenticationCode(for: message, using: key))
+            case .sha1: Array(HMAC<Insecure.SHA1>.authenticationCode(for: message, using: key))
+            case .sha256: Array(HMAC<SHA256>.authenticationCode(for: message, using: key))
+            case .sha512: Array(HMAC<SHA512>.authenticationCode(for: message, using: key))
             }
         }
     }
