@@ -66,7 +66,9 @@ func buildApplication(
     routes.addCustomTokens(
         service: CustomTokenService(
             accounts: service, signers: store, crypto: RSACustomTokenCrypto(), acceptUnsigned: configuration.acceptUnsignedCustomTokens))
-    let idpConfigs = PostgresIdPConfigStore(database: postgres, logger: logger, sealer: sealer, project: configuration.projectID)
+    let idpConfigs = IdPConfigCache(
+        base: PostgresIdPConfigStore(database: postgres, logger: logger, sealer: sealer, project: configuration.projectID),
+        suspended: true)
     routes.addIdPConfigs(service: IdPConfigService(store: idpConfigs, settings: configuration.projectSettings, clock: clock))
     let idpClient = IssuerDirectory.makeClient(trustedCAFile: configuration.idpCAFile)
     let issuers = IssuerDirectory(client: idpClient, clock: clock, allowLoopbackHTTP: configuration.isDemoProject, logger: logger)
@@ -97,7 +99,7 @@ func buildApplication(
     let gate = StartupGate()
     var services: [any Service] = [
         HTTPClientService(client: idpClient),
-        postgres, RevocationListener(database: postgres, cache: cache, logger: logger),
+        postgres, RevocationListener(database: postgres, cache: cache, configs: idpConfigs, logger: logger),
         GatedService(gate: gate, inner: KeyPromotionService(keyRing: keyRing, logger: logger)),
         GatedService(
             gate: gate,

@@ -366,7 +366,7 @@ struct FederationTests {
         }
     }
 
-    @Test("B6: a provider disabled through one replica refuses sign-ins on another at once")
+    @Test("B6: a provider disabled through one replica refuses sign-ins on another, its cached config dropped by NOTIFY")
     func disabledEverywhere() async throws {
         let clock = ManualClock()
         let database = try await TestDatabase.createMigrated()
@@ -382,9 +382,23 @@ struct FederationTests {
                         body: Data(#"{"enabled":false}"#.utf8),
                         headers: [API.admin, ("Content-Type", "application/json")])
                     #expect(patched.status == 200)
-                    #expect(
+                    // The second replica served from its cache; the first's NOTIFY drops the entry
+                    // (a state awaited, with a bound far above the milliseconds it takes).
+                    let refusedAfter = try await ReplicaTests.timeUntil(limit: .seconds(10)) {
                         try await Self.signIn(API(http: second), "oidc.test", idToken: try issuer.token(issuedAt: clock.now())).errorMessage
-                            == "OPERATION_NOT_ALLOWED : The identity provider configuration is disabled.")
+                            == "OPERATION_NOT_ALLOWED : The identity provider configuration is disabled."
+                    }
+                    #expect(refusedAfter != nil)
+                    // Enabled again through the second replica: it answers at once (its own write
+                    // dropped its entry), and the first, whose cache never held it, too.
+                    let enabled = try await second.admin.send(
+                        .PATCH, "/v2/projects/demo-test/oauthIdpConfigs/oidc.test?updateMask=enabled",
+                        body: Data(#"{"enabled":true}"#.utf8),
+                        headers: [API.admin, ("Content-Type", "application/json")])
+                    #expect(enabled.status == 200)
+                    #expect(
+                        try await Self.signIn(API(http: second), "oidc.test", idToken: try issuer.token(issuedAt: clock.now())).status
+                            == 200)
                 }
             }
         }

@@ -4,8 +4,9 @@ package import Logging
 import PostgresNIO
 import ServiceLifecycle
 
-/// Keeps this replica's ``RevocationCache`` honest: listens on the revocation channel over a
-/// dedicated connection and drops what other replicas (and this one) revoke.
+/// Keeps this replica's ``RevocationCache`` (and ``IdPConfigCache``) honest: listens on the
+/// revocation channel over a dedicated connection and drops what other replicas (and this one)
+/// revoke or reconfigure.
 ///
 /// The cache serves only while the listener listens: until the first `LISTEN` and from the moment
 /// the connection is lost until it listens again, the cache is suspended (every check reads the
@@ -15,12 +16,14 @@ import ServiceLifecycle
 package struct RevocationListener: Service {
     private let database: Database
     private let cache: RevocationCache
+    private let configs: IdPConfigCache?
     private let logger: Logger
 
     /// Creates the listener.
-    package init(database: Database, cache: RevocationCache, logger: Logger) {
+    package init(database: Database, cache: RevocationCache, configs: IdPConfigCache? = nil, logger: Logger) {
         self.database = database
         self.cache = cache
+        self.configs = configs
         self.logger = logger
     }
 
@@ -50,6 +53,7 @@ package struct RevocationListener: Service {
             } catch {
                 if Task.isCancelled || Task.isShuttingDownGracefully { return }
                 cache.suspend()
+                configs?.suspend()
                 if lostAt == nil {
                     lostAt = .now
                     logger.warning(
@@ -63,9 +67,10 @@ package struct RevocationListener: Service {
     }
 
     private func listen(on connection: PostgresConnection, listening: () -> Void) async throws {
-        try await connection.listen(on: PostgresAccountStore.revocationChannel) { [cache] notifications in
+        try await connection.listen(on: PostgresAccountStore.revocationChannel) { [cache, configs] notifications in
             // Anything revoked while we were not listening is unknown: start clean, then serve.
             cache.resume()
+            configs?.resume()
             listening()
             try await cancelWhenGracefulShutdown {
                 for try await notification in notifications {
@@ -74,6 +79,8 @@ package struct RevocationListener: Service {
                         cache.invalidate(user: String(payload.dropFirst(2)))
                     } else if payload.hasPrefix("s:") {
                         cache.invalidate(session: String(payload.dropFirst(2)))
+                    } else if payload.hasPrefix("c:") {
+                        configs?.invalidate(String(payload.dropFirst(2)))
                     }
                 }
             }

@@ -40,6 +40,12 @@ struct StoreTransaction {
         PostgresAccountStore.announced?.revoked.withLock { $0.append(revoked) }
     }
 
+    /// Announces that `providerID`'s configuration changed, to every replica's ``IdPConfigCache``
+    /// (`pg_notify` on the revocation channel, delivered when the transaction commits).
+    func announceConfigChange(_ providerID: String) async throws {
+        try await query("SELECT pg_notify(\(PostgresAccountStore.revocationChannel), \("c:" + providerID))")
+    }
+
     /// The user `localID`; with `lock`, its row stays locked until the transaction ends.
     func user(localID: String, lock: Bool) async throws -> UserRecord? {
         lock

@@ -5,8 +5,8 @@ import PostgresNIO
 
 /// Provider configurations in PostgreSQL (federation-and-limits.md §B.4): secrets sealed under
 /// the key-encryption key, bound to the project, the provider and the field; every change audited
-/// by field name, never value. Read on each use (one indexed row), so a change made on one replica
-/// holds on every other at once.
+/// by field name, never value. Every change is announced on the revocation channel (`c:<id>`) in
+/// its transaction, so each replica's ``IdPConfigCache`` drops it when it commits.
 package struct PostgresIdPConfigStore: IdPConfigStore {
     let database: Database
     let logger: Logger
@@ -99,7 +99,10 @@ package struct PostgresIdPConfigStore: IdPConfigStore {
                 {
                     deleted = true
                 }
-                if deleted { try await tx.audit("IDP_CONFIG_DELETED", localID: nil, details: ["providerId": providerID]) }
+                if deleted {
+                    try await tx.audit("IDP_CONFIG_DELETED", localID: nil, details: ["providerId": providerID])
+                    try await tx.announceConfigChange(providerID)
+                }
                 return deleted
             }
         }
@@ -137,6 +140,7 @@ package struct PostgresIdPConfigStore: IdPConfigStore {
                 if config.apple != nil { fields.append("appleSignInConfig") }
                 try await tx.audit(
                     action, localID: nil, details: ["providerId": config.providerID, "fields": fields.joined(separator: ",")])
+                try await tx.announceConfigChange(config.providerID)
             }
         }
     }
