@@ -13,7 +13,9 @@ import NIOSSL
 /// unknown `kid` forces one refetch per issuer per 60 s; after a failed refresh the stale keys
 /// serve 24 h more. Fetches are HTTPS only (plain HTTP to loopback only when allowed, for `demo-`
 /// projects), 5 s, at most 1 MiB, no redirects, never a URL taken from a token.
-package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints {
+///
+/// It also fetches the documents of custom-token signers' `keysUrl` (§C.2) under the same rules.
+package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKeyDocuments {
     private struct Entry {
         var keys: [(kid: String?, key: IssuerKey)]
         var freshUntil: Date
@@ -43,11 +45,16 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints {
     }
 
     /// An HTTP client as the directory needs it: no redirects followed; with `trustedCAFile`, the
-    /// certificates in that PEM file are trusted beside the system's (an internal IdP's CA).
+    /// certificates in that PEM file are trusted beside the system's (an internal IdP's CA). A
+    /// connection that cannot be made (refused, or a certificate not trusted) fails the fetch at
+    /// once instead of being retried until the 5 s deadline: a user waits on it, and cached keys
+    /// (stale for a day) cover a passing fault.
     package static func makeClient(trustedCAFile: String? = nil) -> HTTPClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let trustedCAFile { tls.additionalTrustRoots = [.file(trustedCAFile)] }
-        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls, redirectConfiguration: .disallow))
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
     package func verifySignature(_ token: JWS, config: IdPConfig) async throws {
@@ -66,6 +73,33 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints {
         }
         guard candidates.contains(where: { $0.verifies(token.signature, over: token.signingInput, algorithm: algorithm) }) else {
             throw IdTokenRules.badSignature
+        }
+    }
+
+    /// Custom-token signers' key documents by URL.
+    private var signerDocuments: [String: (document: [String: JSONValue], freshUntil: Date, staleUntil: Date, lastForced: Date?)] = [:]
+
+    package func document(at url: String, refresh: Bool) async throws -> [String: JSONValue] {
+        let now = clock.now()
+        if let entry = signerDocuments[url] {
+            if !refresh, now < entry.freshUntil { return entry.document }
+            // A refetch for an unknown kid, at most once a minute per URL: a flood of made-up kids
+            // costs one fetch a minute, not one a token.
+            if refresh, let last = entry.lastForced, now.timeIntervalSince(last) < Self.forcedRefetchInterval { return entry.document }
+        }
+        do {
+            let (document, maxAge) = try await Self.fetchJSON(url, client: client, allowLoopbackHTTP: allowLoopbackHTTP)
+            let lifetime = min(max(maxAge ?? Self.minimumCache, Self.minimumCache), Self.maximumCache)
+            // Only a refetch of a document already held counts against the minute (not a first fetch).
+            let lastForced = refresh && signerDocuments[url] != nil ? now : signerDocuments[url]?.lastForced
+            signerDocuments[url] = (document, now + lifetime, now + lifetime + Self.staleGrace, lastForced)
+            return document
+        } catch {
+            logger.warning(
+                "could not fetch a custom-token signer's keys",
+                metadata: ["url": "\(url)", "error": "\(String(describing: error).prefix(300))"])
+            if let stale = signerDocuments[url], now < stale.staleUntil { return stale.document }
+            throw error
         }
     }
 

@@ -23,13 +23,17 @@ struct CustomTokens: AsyncParsableCommand {
         @Option(name: .customLong("public-key-file"), help: "A PEM public key.") var publicKeyFile: String?
         @Option(name: .customLong("certificate-file"), help: "A PEM X.509 certificate.") var certificateFile: String?
         @Option(name: .customLong("jwks-file"), help: "A JSON Web Key Set.") var jwksFile: String?
+        @Option(
+            name: .customLong("keys-url"),
+            help: "Where the keys are published (a JWKS, or Google's x509 metadata for keys it manages), fetched on use.")
+        var keysURL: String?
         @Option(name: .customLong("key-id"), help: "Only tokens with this kid are verified by the key.") var keyID: String?
 
         func run() async throws {
             try await runCommand {
                 var body: [String: Any] = [:]
                 if let serviceAccountFile {
-                    guard serviceAccount == nil, publicKeyFile == nil, certificateFile == nil, jwksFile == nil else {
+                    guard serviceAccount == nil, publicKeyFile == nil, certificateFile == nil, jwksFile == nil, keysURL == nil else {
                         throw CLIError.usage("--service-account-file carries the email and the key: give nothing else but --key-id")
                     }
                     let (email, keyID, publicKey) = try Self.fromServiceAccountFile(serviceAccountFile)
@@ -41,10 +45,14 @@ struct CustomTokens: AsyncParsableCommand {
                     }
                     let sources = [("publicKeyPem", publicKeyFile), ("x509Certificate", certificateFile), ("jwks", jwksFile)]
                         .compactMap { name, path in path.map { (name, $0) } }
-                    guard sources.count == 1, let (field, path) = sources.first else {
-                        throw CLIError.usage("give exactly one of --public-key-file, --certificate-file, --jwks-file")
+                    guard sources.count + (keysURL == nil ? 0 : 1) == 1 else {
+                        throw CLIError.usage("give exactly one of --public-key-file, --certificate-file, --jwks-file, --keys-url")
                     }
-                    body = ["serviceAccountEmail": serviceAccount, field: try Self.read(path)]
+                    if let keysURL {
+                        body = ["serviceAccountEmail": serviceAccount, "keysUrl": keysURL]
+                    } else if let (field, path) = sources.first {
+                        body = ["serviceAccountEmail": serviceAccount, field: try Self.read(path)]
+                    }
                     if let keyID { body["keyId"] = keyID }
                 }
                 let reply = try await connection.client().resource(.POST, "customTokenSigners", body: body)

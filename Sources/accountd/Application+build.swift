@@ -63,15 +63,16 @@ func buildApplication(
     routes.addAccounts(service: service)
     let actionCodes = ActionCodeService(accounts: service, store: store)
     routes.addActionCodes(service: actionCodes, access: configuration.accessPolicy)
-    routes.addCustomTokens(
-        service: CustomTokenService(
-            accounts: service, signers: store, crypto: RSACustomTokenCrypto(), acceptUnsigned: configuration.acceptUnsignedCustomTokens))
     let idpConfigs = IdPConfigCache(
         base: PostgresIdPConfigStore(database: postgres, logger: logger, sealer: sealer, project: configuration.projectID),
         suspended: true)
     routes.addIdPConfigs(service: IdPConfigService(store: idpConfigs, settings: configuration.projectSettings, clock: clock))
     let idpClient = IssuerDirectory.makeClient(trustedCAFile: configuration.idpCAFile)
     let issuers = IssuerDirectory(client: idpClient, clock: clock, allowLoopbackHTTP: configuration.isDemoProject, logger: logger)
+    routes.addCustomTokens(
+        service: CustomTokenService(
+            accounts: service, signers: store, crypto: RSACustomTokenCrypto(), documents: issuers,
+            acceptUnsigned: configuration.acceptUnsignedCustomTokens))
     let federationCrypto = RSACustomTokenCrypto()
     routes.addFederation(
         service: FederatedSignInService(

@@ -153,6 +153,11 @@ struct AccountctlTests {
             #expect(try await Self.run(["custom-tokens", "remove-signer", id], url: url).status == 66)
             let usage = try await Self.run(["custom-tokens", "add-signer", "--service-account", account.email], url: url)
             #expect(usage.status == 64)
+            // A keys URL the server cannot fetch is refused there, with its reason.
+            let unreachable = try await Self.run(
+                ["custom-tokens", "add-signer", "--service-account", account.email, "--keys-url", "http://127.0.0.1:1/keys"], url: url)
+            #expect(unreachable.status == 65)
+            #expect(unreachable.errors.contains("INVALID_CONFIG"))
         }
     }
 

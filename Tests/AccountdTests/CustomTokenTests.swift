@@ -23,6 +23,13 @@ struct ServiceAccount: Sendable {
         key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
     }
 
+    /// A service account whose key someone else holds and publishes (Google, under IAM signBlob).
+    init(email: String, keyID: String, key: _RSA.Signing.PrivateKey) {
+        self.email = email
+        self.keyID = keyID
+        self.key = key
+    }
+
     var publicKeyPEM: String { key.publicKey.pemRepresentation }
 
     /// A custom token; `alter` edits the header and payload before signing.
@@ -327,6 +334,63 @@ struct CustomTokenTests {
             #expect(try await Self.exchange(api, try account.token(uid: "u5", issuedAt: clock.now())).errorCode == "INVALID_CUSTOM_TOKEN")
             let audit = try await api.admin("listAuditEvents", [:]).json["events"] as? [[String: Any]] ?? []
             #expect(audit.contains { $0["action"] as? String == "customTokenSigner.remove" })
+        }
+    }
+
+    @Test("keysUrl: keys published as a JWKS or as x509 metadata are fetched on use, cached, refetched once for a new kid")
+    func keysURLSigners() async throws {
+        let clock = ManualClock()
+        try await TestIssuer.with { issuer in
+            try await withServer(database: try await TestDatabase.createMigrated(), clock: clock) { http in
+                let api = API(http: http)
+                let path = "/v1/projects/demo-test/customTokenSigners"
+                let managed = "managed@acme-gcp.iam.gserviceaccount.com"
+                let registered = try await http.admin.post(
+                    path, ["serviceAccountEmail": managed, "keysUrl": issuer.jwksURL], headers: [API.admin])
+                #expect(registered.status == 200)
+                #expect(registered.string("source") == "keysUrl" && registered.string("keysUrl") == issuer.jwksURL)
+                #expect(registered.string("fingerprint") == Hex.encode(Array(SHA256.hash(data: Array(issuer.jwksURL.utf8)))))
+                #expect(
+                    try await http.admin.post(path, ["serviceAccountEmail": managed, "keysUrl": issuer.jwksURL], headers: [API.admin])
+                        .errorCode == "CONFIGURATION_EXISTS")
+                let fetchesAfterRegistration = issuer.fetches
+
+                let signer = ServiceAccount(email: managed, keyID: issuer.rsaKeyID, key: issuer.rsa)
+                #expect(try await Self.exchange(api, try signer.token(uid: "m1", issuedAt: clock.now())).status == 200)
+                #expect(try await Self.exchange(api, try signer.token(uid: "m2", issuedAt: clock.now())).status == 200)
+                #expect(issuer.fetches == fetchesAfterRegistration)  // served from the cache
+                // Google rotates: a token with the new kid refetches once and signs in.
+                issuer.rotate(to: "rsa-2")
+                let rotated = ServiceAccount(email: managed, keyID: "rsa-2", key: issuer.rsa)
+                #expect(try await Self.exchange(api, try rotated.token(uid: "m3", issuedAt: clock.now())).status == 200)
+                #expect(issuer.fetches == fetchesAfterRegistration + 1)
+                // A made-up kid within the minute costs no fetch, and no sign-in.
+                let madeUp = ServiceAccount(email: managed, keyID: "made-up", key: issuer.rsa)
+                #expect(
+                    try await Self.exchange(api, try madeUp.token(uid: "m4", issuedAt: clock.now())).errorCode == "INVALID_CUSTOM_TOKEN")
+                #expect(issuer.fetches == fetchesAfterRegistration + 1)
+                // Another key under the published kid verifies nothing.
+                let forger = ServiceAccount(email: managed, keyID: "rsa-2", key: try _RSA.Signing.PrivateKey(keySize: .bits2048))
+                #expect(
+                    try await Self.exchange(api, try forger.token(uid: "m5", issuedAt: clock.now())).errorCode == "INVALID_CUSTOM_TOKEN")
+
+                // Google's x509 metadata: {kid: certificate}.
+                let robot = "robot@acme-gcp.iam.gserviceaccount.com"
+                #expect(
+                    try await http.admin.post(path, ["serviceAccountEmail": robot, "keysUrl": issuer.url + "/x509"], headers: [API.admin])
+                        .status == 200)
+                let robotSigner = ServiceAccount(email: robot, keyID: "rsa-2", key: issuer.rsa)
+                #expect(try await Self.exchange(api, try robotSigner.token(uid: "r1", issuedAt: clock.now())).status == 200)
+
+                // Refused registrations: unreachable, not a key document, not http(s).
+                for url in ["http://127.0.0.1:1/keys", issuer.url + "/.well-known/openid-configuration", "ftp://keys.example/x"] {
+                    let refused = try await http.admin.post(
+                        path, ["serviceAccountEmail": "x@example.com", "keysUrl": url], headers: [API.admin])
+                    #expect(refused.errorCode == "INVALID_CONFIG", "\(url)")
+                }
+                let listed = try await http.admin.get(path, headers: [API.admin])
+                #expect((listed.json["signers"] as? [[String: Any]])?.compactMap { $0["keysUrl"] as? String }.count == 2)
+            }
         }
     }
 

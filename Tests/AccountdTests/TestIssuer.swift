@@ -86,6 +86,20 @@ final class TestIssuer: Sendable {
             response.headers[.cacheControl] = "public, max-age=\(maxAge)"
             return response
         }
+        // Google's x509 metadata format: {kid: PEM certificate of the RSA key}.
+        router.get("/x509") { _, _ -> Response in
+            let kid = shared.state.withLock { state in
+                state.fetches += 1
+                return state.rsaKeyID
+            }
+            let signer = Certificate.PrivateKey(shared.rsa)
+            let name = try DistinguishedName { CommonName("accountd test signer") }
+            let certificate = try Certificate(
+                version: .v3, serialNumber: .init(), publicKey: signer.publicKey, notValidBefore: Date(timeIntervalSince1970: 0),
+                notValidAfter: Date(timeIntervalSince1970: 4_102_444_800), issuer: name, subject: name,
+                signatureAlgorithm: .sha256WithRSAEncryption, extensions: Certificate.Extensions(), issuerPrivateKey: signer)
+            return Self.json([kid: try certificate.serializeAsPEM().pemString])
+        }
         router.post("/token") { request, context -> Response in
             let body = try await request.body.collect(upTo: 1 << 16)
             var form: [String: String] = [:]

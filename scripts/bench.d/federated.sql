@@ -2,7 +2,7 @@
 -- returning user, JWKS cached): its SQL only, for the combined bound (trivial route + RS256 verify
 -- + RS256 sign + this SQL).
 -- Mirrors FederatedSignInService.signIn(_:) (Sources/AccountCore/Federation/FederatedSignInService.swift):
---   PostgresIdPConfigStore.idpConfig(_:) (autocommit), then PostgresAccountStore.signInFederated's
+--   the provider's config comes from each replica's IdPConfigCache (no statement), then PostgresAccountStore.signInFederated's
 --   transaction (Sources/AccountPostgres/Accounts/PostgresAccountStore+Federation.swift): the
 --   response's pending token (insertPending), identityOwner FOR UPDATE, the user FOR UPDATE
 --   (Prepared.UserByLocalIDForUpdate), last_login_at, Prepared.SessionInsert. No nonce, flow or sign-in attributes on the bench's tokens. Keep
@@ -12,8 +12,6 @@
 \set i random(0, :signin_users - 1)
 \set k :k + 1
 \set sid :sbase + :client_id + :clients * :k
-SELECT provider_id, display_name, enabled, client_id, issuer, code_flow, client_secret_sealed, apple::text, apple_key_sealed,
-    options::text, created_at, updated_at FROM idp_configs WHERE tenant_id = '' AND provider_id = 'oidc.bench';
 BEGIN;
 INSERT INTO idp_pending (token_hash, tenant_id, provider_id, assertion, created_at, expires_at)
 VALUES (sha256(:sid::text::bytea), '', 'oidc.bench',

@@ -9,9 +9,10 @@ enum CustomTokenSignersRPC {
         var signerId: String
         var serviceAccountEmail: String
         var keyId: String?
-        /// SHA-256 of the key's SubjectPublicKeyInfo, hex.
+        /// SHA-256 of the key's SubjectPublicKeyInfo (of the URL for a `keysUrl` signer), hex.
         var fingerprint: String
         var source: String
+        var keysUrl: String?
         var createdAt: String
     }
 
@@ -40,7 +41,7 @@ enum CustomTokenSignersRPC {
             func wire(_ signer: CustomTokenSigner) -> Signer {
                 Signer(
                     signerId: signer.signerID, serviceAccountEmail: signer.email, keyId: signer.keyID,
-                    fingerprint: service.fingerprint(signer), source: signer.source,
+                    fingerprint: service.fingerprint(signer), source: signer.source, keysUrl: signer.keysURL,
                     createdAt: ISO8601DateFormatter().string(from: signer.createdAt))
             }
             switch (call.method, call.resource) {
@@ -49,7 +50,7 @@ enum CustomTokenSignersRPC {
                     CustomTokenService.Registration(
                         serviceAccountEmail: try call.body.string("serviceAccountEmail"),
                         publicKeyPEM: try call.body.string("publicKeyPem"), certificatePEM: try call.body.string("x509Certificate"),
-                        jwks: try Self.jwks(call.body), keyID: try call.body.string("keyId")))
+                        jwks: try Self.jwks(call.body), keysURL: try call.body.string("keysUrl"), keyID: try call.body.string("keyId")))
                 return try WireEncoding.response(
                     Created(signer: wire(created[0]), signers: created.count > 1 ? created.map(wire) : nil))
             case (.get, nil):

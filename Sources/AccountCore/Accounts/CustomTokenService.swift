@@ -5,14 +5,20 @@ package struct CustomTokenService: Sendable {
     package let accounts: AccountService
     package let signers: any CustomTokenSignerStore
     package let crypto: any CustomTokenCrypto
+    /// Fetches the keys of `keysUrl` signers; without it such signers cannot be registered.
+    package let documents: (any SignerKeyDocuments)?
     /// Whether the Admin SDK's unsigned emulator-mode tokens are accepted (§C.6; `demo-` only).
     package let acceptUnsigned: Bool
 
     /// Wires the service.
-    package init(accounts: AccountService, signers: any CustomTokenSignerStore, crypto: any CustomTokenCrypto, acceptUnsigned: Bool) {
+    package init(
+        accounts: AccountService, signers: any CustomTokenSignerStore, crypto: any CustomTokenCrypto,
+        documents: (any SignerKeyDocuments)? = nil, acceptUnsigned: Bool
+    ) {
         self.accounts = accounts
         self.signers = signers
         self.crypto = crypto
+        self.documents = documents
         self.acceptUnsigned = acceptUnsigned
     }
 
@@ -55,13 +61,53 @@ package struct CustomTokenService: Sendable {
         let candidates = try await signers.signers(email: issuer).filter { signer in
             token.keyID == nil || signer.keyID == nil || signer.keyID == token.keyID
         }
-        let verifies = { (signer: CustomTokenSigner) in
-            crypto.verifyRS256(signature: token.signature, signingInput: token.signingInput, spki: signer.spki)
-        }
         let project = accounts.settings.projectID
-        if candidates.contains(where: { $0.project == project && verifies($0) }) { return }
-        if candidates.contains(where: { $0.project != project && verifies($0) }) { throw AccountError(.credentialMismatch) }
+        for ours in [true, false] {
+            for signer in candidates where (signer.project == project) == ours {
+                guard await verifies(token, signer) else { continue }
+                if ours { return }
+                throw AccountError(.credentialMismatch)
+            }
+        }
         throw AccountError(.invalidCustomToken)
+    }
+
+    /// Whether `signer`'s key, or one of the keys published at its `keysUrl` (the token's `kid`'s,
+    /// refetched once when it is not there yet: a rotation), verifies `token`. Keys that cannot be
+    /// fetched verify nothing.
+    private func verifies(_ token: CustomToken, _ signer: CustomTokenSigner) async -> Bool {
+        let check = { (spki: [UInt8]) in crypto.verifyRS256(signature: token.signature, signingInput: token.signingInput, spki: spki) }
+        guard let url = signer.keysURL else { return check(signer.spki) }
+        for refresh in [false, true] {
+            guard let keys = try? await publishedKeys(url, refresh: refresh) else { return false }
+            let named = keys.filter { token.keyID == nil || $0.keyID == token.keyID }
+            if named.contains(where: { check($0.spki) }) { return true }
+            // Refetch only for a kid the document does not name: a wrong signature is not a rotation.
+            if token.keyID == nil || !named.isEmpty { return false }
+        }
+        return false
+    }
+
+    /// The RSA keys of the document at `url`: a JWKS, or `{kid: PEM certificate}` (Google's x509
+    /// metadata).
+    private func publishedKeys(_ url: String, refresh: Bool) async throws -> [SignerKey] {
+        guard let documents else { throw AccountError(.invalidConfig, "keysUrl signers are not available on this server.") }
+        let document = try await documents.document(at: url, refresh: refresh)
+        if case .array(let entries)? = document["keys"] {
+            // Only the RSA keys: a JWKS may publish others beside them.
+            let rsa = entries.filter { $0.objectValue?["kty"]?.stringValue == "RSA" }
+            guard !rsa.isEmpty else { throw AccountError(.invalidConfig, "The JWKS at keysUrl holds no RSA key.") }
+            return try crypto.signerKeys(publicKeyPEM: nil, certificatePEM: nil, jwks: JSONValue.object(["keys": .array(rsa)]).serialized())
+        }
+        var keys: [SignerKey] = []
+        for (kid, value) in document.sorted(by: { $0.key < $1.key }) {
+            guard let pem = value.stringValue else {
+                throw AccountError(.invalidConfig, "The document at keysUrl is neither a JWKS nor a map of key ids to certificates.")
+            }
+            keys += try crypto.signerKeys(publicKeyPEM: nil, certificatePEM: pem, jwks: nil).map { SignerKey(keyID: kid, spki: $0.spki) }
+        }
+        guard !keys.isEmpty else { throw AccountError(.invalidConfig, "The document at keysUrl holds no key.") }
+        return keys
     }
 
     // MARK: Signers (§C.2)
@@ -72,14 +118,20 @@ package struct CustomTokenService: Sendable {
         package var publicKeyPEM: String?
         package var certificatePEM: String?
         package var jwks: String?
+        /// Where the keys are published (fetched on use, cached as §B.4's JWKS).
+        package var keysURL: String?
         package var keyID: String?
 
         /// Creates a registration.
-        package init(serviceAccountEmail: String?, publicKeyPEM: String?, certificatePEM: String?, jwks: String?, keyID: String?) {
+        package init(
+            serviceAccountEmail: String?, publicKeyPEM: String?, certificatePEM: String?, jwks: String?, keysURL: String? = nil,
+            keyID: String?
+        ) {
             self.serviceAccountEmail = serviceAccountEmail
             self.publicKeyPEM = publicKeyPEM
             self.certificatePEM = certificatePEM
             self.jwks = jwks
+            self.keysURL = keysURL
             self.keyID = keyID
         }
     }
@@ -91,16 +143,36 @@ package struct CustomTokenService: Sendable {
         else { throw AccountError(.invalidConfig, "serviceAccountEmail must be an email address.") }
         let sources = [
             ("publicKeyPem", registration.publicKeyPEM), ("x509Certificate", registration.certificatePEM), ("jwks", registration.jwks),
+            ("keysUrl", registration.keysURL),
         ].filter { $0.1 != nil }
         guard sources.count == 1, let source = sources.first?.0 else {
-            throw AccountError(.invalidConfig, "Give exactly one of publicKeyPem, x509Certificate, jwks.")
+            throw AccountError(.invalidConfig, "Give exactly one of publicKeyPem, x509Certificate, jwks, keysUrl.")
         }
         if let keyID = registration.keyID, keyID.isEmpty || keyID.count > 256 {
             throw AccountError(.invalidConfig, "keyId must be 1-256 characters.")
         }
+        let now = accounts.clock.now()
+        if let url = registration.keysURL {
+            // Fetched now (or found fresh in the cache), so a typo or an unreachable host is refused
+            // here, not at the first sign-in.
+            guard url.count <= 2048, url.lowercased().hasPrefix("https://") || url.lowercased().hasPrefix("http://") else {
+                throw AccountError(.invalidConfig, "keysUrl must be an https URL.")
+            }
+            do {
+                _ = try await publishedKeys(url, refresh: false)
+            } catch let error as AccountError {
+                throw error
+            } catch {
+                throw AccountError(.invalidConfig, "keysUrl could not be fetched: \(String(describing: error).prefix(200))")
+            }
+            let signer = CustomTokenSigner(
+                signerID: "cts_" + accounts.randomIdentifier(count: 20, alphabet: Self.alphabet), project: accounts.settings.projectID,
+                email: email, keyID: registration.keyID, spki: [], source: source, keysURL: url, createdAt: now)
+            try await signers.addSigners([signer])
+            return [signer]
+        }
         let keys = try crypto.signerKeys(
             publicKeyPEM: registration.publicKeyPEM, certificatePEM: registration.certificatePEM, jwks: registration.jwks)
-        let now = accounts.clock.now()
         let created = keys.map { key in
             CustomTokenSigner(
                 signerID: "cts_" + accounts.randomIdentifier(count: 20, alphabet: Self.alphabet), project: accounts.settings.projectID,
@@ -122,9 +194,10 @@ package struct CustomTokenService: Sendable {
         }
     }
 
-    /// The SHA-256 of a signer's key, hex: what an operator compares with `openssl`'s.
+    /// The SHA-256 of a signer's key (of its URL for a `keysUrl` signer), hex: what an operator
+    /// compares with `openssl`'s.
     package func fingerprint(_ signer: CustomTokenSigner) -> String {
-        Hex.encode(crypto.sha256(signer.spki))
+        Hex.encode(crypto.sha256(signer.fingerprintInput))
     }
 
     private static let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")

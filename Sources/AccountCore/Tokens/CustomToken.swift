@@ -122,13 +122,16 @@ package struct CustomTokenSigner: Sendable, Equatable {
     package var keyID: String?
     /// The RSA public key, DER SubjectPublicKeyInfo.
     package var spki: [UInt8]
-    /// `publicKeyPem`, `x509Certificate` or `jwks`.
+    /// `publicKeyPem`, `x509Certificate`, `jwks` or `keysUrl`.
     package var source: String
+    /// Where a `keysUrl` signer's keys are published (its `spki` is empty).
+    package var keysURL: String?
     package var createdAt: Date
 
     /// Creates a signer.
     package init(
-        signerID: String, project: String, email: String, keyID: String?, spki: [UInt8], source: String, createdAt: Date
+        signerID: String, project: String, email: String, keyID: String?, spki: [UInt8], source: String, keysURL: String? = nil,
+        createdAt: Date
     ) {
         self.signerID = signerID
         self.project = project
@@ -136,8 +139,12 @@ package struct CustomTokenSigner: Sendable, Equatable {
         self.keyID = keyID
         self.spki = spki
         self.source = source
+        self.keysURL = keysURL
         self.createdAt = createdAt
     }
+
+    /// What its fingerprint is the SHA-256 of: the key, or the URL of a `keysUrl` signer.
+    package var fingerprintInput: [UInt8] { keysURL.map { Array($0.utf8) } ?? spki }
 }
 
 /// A key as read from a registration, before it is stored.
@@ -164,6 +171,14 @@ package protocol CustomTokenCrypto: Sendable {
     /// The RSA keys of a registration: exactly one of a PEM public key, a PEM X.509 certificate or a
     /// JWKS document. Throws `INVALID_CONFIG` naming what is wrong (not RSA, under 2048 bits, …).
     func signerKeys(publicKeyPEM: String?, certificatePEM: String?, jwks: String?) throws -> [SignerKey]
+}
+
+/// Documents of keys published at a URL (§C.2 `keysUrl`): a JWKS, or Google's x509 metadata
+/// (`{kid: PEM certificate}`), fetched over HTTPS and cached as §B.4's JWKS; AccountIdP implements it.
+package protocol SignerKeyDocuments: Sendable {
+    /// The JSON object at `url`, from the cache while it is fresh; `refresh` refetches (at most once
+    /// a minute per URL). Throws when it cannot be fetched and nothing usable is cached.
+    func document(at url: String, refresh: Bool) async throws -> [String: JSONValue]
 }
 
 /// The custom-token signers and the used tokens; the PostgreSQL adapter implements it.

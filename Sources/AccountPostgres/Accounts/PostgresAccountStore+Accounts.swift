@@ -19,27 +19,27 @@ extension PostgresAccountStore {
         }
     }
 
+    /// Two statements however many identifiers: their owners in one, then those users as a
+    /// lookup by uid reads them.
     package func users(federatedIDs: [(providerID: String, rawID: String)]) async throws -> [UserRecord] {
         guard !federatedIDs.isEmpty else { return [] }
-        return try await translating {
+        let localIDs = try await translating {
             try await onConnection { tx in
-                var found: [UserRecord] = []
-                for (providerID, rawID) in federatedIDs {
-                    for try await localID in try await tx.query(
-                        """
-                        SELECT local_id FROM federated_identities WHERE tenant_id = \(tenant) AND provider_id = \(providerID) AND raw_id = \(rawID)
-                        """
-                    ).decode(String.self) {
-                        if let user = try await tx.user(localID: localID, lock: false),
-                            !found.contains(where: { $0.localID == user.localID })
-                        {
-                            found.append(user)
-                        }
-                    }
+                var owners: [String] = []
+                for try await localID in try await tx.query(
+                    """
+                    SELECT DISTINCT f.local_id FROM federated_identities f
+                    JOIN unnest(\(federatedIDs.map(\.providerID))::text[], \(federatedIDs.map(\.rawID))::text[]) AS k(provider_id, raw_id)
+                        ON f.provider_id = k.provider_id AND f.raw_id = k.raw_id
+                    WHERE f.tenant_id = \(tenant)
+                    """
+                ).decode(String.self) {
+                    owners.append(localID)
                 }
-                return found
+                return owners
             }
         }
+        return localIDs.isEmpty ? [] : try await users(localIDs: localIDs, emails: [], phoneNumbers: [])
     }
 
     package func users(localIDs: [String], emails: [String], phoneNumbers: [String]) async throws -> [UserRecord] {

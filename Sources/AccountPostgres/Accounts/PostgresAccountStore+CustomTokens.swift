@@ -35,9 +35,10 @@ extension PostgresAccountStore: CustomTokenSignerStore {
             for signer in signers {
                 try await tx.query(
                     """
-                    INSERT INTO custom_token_signers (signer_id, tenant_id, project, email, key_id, spki, fingerprint, source, created_at)
+                    INSERT INTO custom_token_signers (signer_id, tenant_id, project, email, key_id, spki, fingerprint, source, keys_url,
+                        created_at)
                     VALUES (\(signer.signerID), \(tenant), \(signer.project), \(signer.email), \(signer.keyID), \(Data(signer.spki)),
-                        sha256(\(Data(signer.spki))), \(signer.source), \(signer.createdAt))
+                        sha256(\(Data(signer.fingerprintInput))), \(signer.source), \(signer.keysURL), \(signer.createdAt))
                     """)
                 try await tx.audit(
                     "customTokenSigner.add", localID: nil,
@@ -109,16 +110,17 @@ extension PostgresAccountStore: CustomTokenSignerStore {
         }
     }
 
-    static let signerColumns = "signer_id, project, email, key_id, spki, source, created_at"
+    static let signerColumns = "signer_id, project, email, key_id, spki, source, keys_url, created_at"
 
     static func decodeSigners(_ rows: PostgresRowSequence) async throws -> [CustomTokenSigner] {
         var signers: [CustomTokenSigner] = []
-        for try await (id, project, email, keyID, spki, source, createdAt) in rows.decode(
-            (String, String, String, String?, Data, String, Date).self)
+        for try await (id, project, email, keyID, spki, source, keysURL, createdAt) in rows.decode(
+            (String, String, String, String?, Data, String, String?, Date).self)
         {
             signers.append(
                 CustomTokenSigner(
-                    signerID: id, project: project, email: email, keyID: keyID, spki: Array(spki), source: source, createdAt: createdAt))
+                    signerID: id, project: project, email: email, keyID: keyID, spki: Array(spki), source: source, keysURL: keysURL,
+                    createdAt: createdAt))
         }
         return signers
     }
