@@ -68,10 +68,11 @@ func buildApplication(
         suspended: true)
     routes.addIdPConfigs(service: IdPConfigService(store: idpConfigs, settings: configuration.projectSettings, clock: clock))
     let idpClient = IssuerDirectory.makeClient(trustedCAFile: configuration.idpCAFile)
+    let signers = CustomTokenSignerCache(base: store, suspended: true)
     let issuers = IssuerDirectory(client: idpClient, clock: clock, allowLoopbackHTTP: configuration.isDemoProject, logger: logger)
     routes.addCustomTokens(
         service: CustomTokenService(
-            accounts: service, signers: store, crypto: RSACustomTokenCrypto(), documents: issuers,
+            accounts: service, signers: signers, crypto: RSACustomTokenCrypto(), documents: issuers,
             acceptUnsigned: configuration.acceptUnsignedCustomTokens))
     let federationCrypto = RSACustomTokenCrypto()
     routes.addFederation(
@@ -100,7 +101,9 @@ func buildApplication(
     let gate = StartupGate()
     var services: [any Service] = [
         HTTPClientService(client: idpClient),
-        postgres, RevocationListener(database: postgres, cache: cache, configs: idpConfigs, logger: logger),
+        postgres,
+        RevocationListener(
+            database: postgres, cache: cache, targets: ["c": idpConfigs.cache, "k": signers.cache], logger: logger),
         GatedService(gate: gate, inner: KeyPromotionService(keyRing: keyRing, logger: logger)),
         GatedService(
             gate: gate,

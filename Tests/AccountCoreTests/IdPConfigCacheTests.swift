@@ -58,7 +58,7 @@ struct IdPConfigCacheTests {
         // Another replica's write: the store changes under the cache, which serves the old entry until told.
         try await store.updateIdPConfig(Self.config(enabled: false))
         #expect(try await cache.idpConfig("oidc.a")?.enabled == true)
-        cache.invalidate("oidc.a")
+        cache.cache.invalidate("oidc.a")
         #expect(try await cache.idpConfig("oidc.a")?.enabled == false)
         #expect(try await cache.deleteIdPConfig("oidc.a"))
         #expect(try await cache.idpConfig("oidc.a") == nil)
@@ -70,7 +70,7 @@ struct IdPConfigCacheTests {
         let store = CountingStore()
         try await store.createIdPConfig(Self.config(enabled: true))
         let cache = IdPConfigCache(base: store)
-        store.onRead.withLock { $0 = { cache.invalidate("oidc.a") } }  // the NOTIFY arrives mid-read
+        store.onRead.withLock { $0 = { cache.cache.invalidate("oidc.a") } }  // the NOTIFY arrives mid-read
         #expect(try await cache.idpConfig("oidc.a")?.enabled == true)
         store.onRead.withLock { $0 = nil }
         try await store.updateIdPConfig(Self.config(enabled: false))
@@ -92,6 +92,28 @@ struct IdPConfigCacheTests {
         #expect(store.reads == 2)
     }
 
+    @Test("NotifiedCache: invalidateAll forgets every key; a full cache starts over rather than grow")
+    func invalidateAllAndCapacity() async throws {
+        let cache = NotifiedCache<Int>(ttl: .seconds(60), capacity: 2, suspended: false)
+        let fills = Mutex(0)
+        func read(_ key: String) async throws -> Int {
+            try await cache.value(key) {
+                fills.withLock {
+                    $0 += 1; return $0
+                }
+            }
+        }
+        #expect(try await read("a") == 1)
+        #expect(try await read("b") == 2)
+        #expect(try await read("a") == 1)
+        cache.invalidateAll()
+        #expect(try await read("a") == 3)
+        #expect(try await read("b") == 4)
+        #expect(try await read("c") == 5)  // the third key: the two held are dropped
+        #expect(try await read("a") == 6)
+        #expect(try await read("c") == 5)
+    }
+
     @Test("suspended (no feed yet, or the feed lost), every read goes to the store; resumed, it caches again")
     func suspension() async throws {
         let store = CountingStore()
@@ -99,11 +121,11 @@ struct IdPConfigCacheTests {
         _ = try await cache.idpConfig("oidc.a")
         _ = try await cache.idpConfig("oidc.a")
         #expect(store.reads == 2)
-        cache.resume()
+        cache.cache.resume()
         _ = try await cache.idpConfig("oidc.a")
         _ = try await cache.idpConfig("oidc.a")
         #expect(store.reads == 3)
-        cache.suspend()
+        cache.cache.suspend()
         _ = try await cache.idpConfig("oidc.a")
         #expect(store.reads == 4)
     }

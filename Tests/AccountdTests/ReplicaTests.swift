@@ -1,5 +1,6 @@
 import AccountTesting
 import Foundation
+import NIOHTTP1
 import Testing
 
 @testable import accountd
@@ -41,6 +42,32 @@ struct ReplicaTests {
                 }
                 #expect(allSeenIn != nil, "replica A still accepted a revoked user's token after 1 s")
                 #expect(try await a.refresh(s2.refreshToken).errorCode == "TOKEN_EXPIRED")
+            }
+        }
+    }
+
+    @Test("a custom-token signer removed on one replica stops verifying on the other, whose cache held it")
+    func signerRemovalCrossesReplicas() async throws {
+        let database = try await TestDatabase.createMigrated()
+        let clock = ManualClock()
+        let account = try ServiceAccount("replicated")
+        try await withServer(database: database, clock: clock) { httpA in
+            try await withServer(database: database, clock: clock) { httpB in
+                let path = "/v1/projects/demo-test/customTokenSigners"
+                let added = try await httpA.admin.post(
+                    path, ["serviceAccountEmail": account.email, "publicKeyPem": account.publicKeyPEM], headers: [API.admin])
+                let signerID = try #require(added.string("signerId"))
+                // B reads (and caches) the signer: tokens sign in there.
+                let b = API(http: httpB)
+                #expect(try await CustomTokenTests.exchange(b, try account.token(uid: "r1", issuedAt: clock.now())).status == 200)
+                #expect(try await CustomTokenTests.exchange(b, try account.token(uid: "r2", issuedAt: clock.now())).status == 200)
+                let removed = try await httpA.admin.send(.DELETE, path + "/" + signerID, headers: [API.admin])
+                #expect(removed.status == 200)
+                let refusedAfter = try await Self.timeUntil(limit: .seconds(10)) {
+                    try await CustomTokenTests.exchange(b, try account.token(uid: "r3", issuedAt: clock.now())).errorCode
+                        == "INVALID_CUSTOM_TOKEN"
+                }
+                #expect(refusedAfter != nil, "replica B still trusted a removed signer")
             }
         }
     }

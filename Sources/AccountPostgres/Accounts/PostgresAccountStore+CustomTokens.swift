@@ -44,22 +44,25 @@ extension PostgresAccountStore: CustomTokenSignerStore {
                     "customTokenSigner.add", localID: nil,
                     details: ["signerId": signer.signerID, "serviceAccountEmail": signer.email, "keyId": signer.keyID ?? ""])
             }
+            for email in Set(signers.map(\.email)) { try await tx.announceChange("k", email) }
         }
     }
 
     package func removeSigner(project: String, signerID: String) async throws -> Bool {
         try await transaction { tx in
-            var removed = false
-            for try await _ in try await tx.query(
+            var removed: String?
+            for try await email in try await tx.query(
                 """
                 DELETE FROM custom_token_signers WHERE tenant_id = \(tenant) AND project = \(project) AND signer_id = \(signerID)
-                RETURNING 1
-                """)
-            {
-                removed = true
+                RETURNING email
+                """
+            ).decode(String.self) {
+                removed = email
             }
-            if removed { try await tx.audit("customTokenSigner.remove", localID: nil, details: ["signerId": signerID]) }
-            return removed
+            guard let removed else { return false }
+            try await tx.audit("customTokenSigner.remove", localID: nil, details: ["signerId": signerID])
+            try await tx.announceChange("k", removed)
+            return true
         }
     }
 

@@ -4,9 +4,9 @@ package import Logging
 import PostgresNIO
 import ServiceLifecycle
 
-/// Keeps this replica's ``RevocationCache`` (and ``IdPConfigCache``) honest: listens on the
-/// revocation channel over a dedicated connection and drops what other replicas (and this one)
-/// revoke or reconfigure.
+/// Keeps this replica's ``RevocationCache`` (and the ``NotifiedCache``s of provider configs and
+/// custom-token signers) honest: listens on the revocation channel over a dedicated connection and
+/// drops what other replicas (and this one) revoke or reconfigure.
 ///
 /// The cache serves only while the listener listens: until the first `LISTEN` and from the moment
 /// the connection is lost until it listens again, the cache is suspended (every check reads the
@@ -16,14 +16,15 @@ import ServiceLifecycle
 package struct RevocationListener: Service {
     private let database: Database
     private let cache: RevocationCache
-    private let configs: IdPConfigCache?
+    private let targets: [String: any InvalidationTarget]
     private let logger: Logger
 
-    /// Creates the listener.
-    package init(database: Database, cache: RevocationCache, configs: IdPConfigCache? = nil, logger: Logger) {
+    /// Creates the listener; `targets` are the other caches by their payloads' prefix (`c` for
+    /// provider configs, `k` for custom-token signers: `c:<key>`).
+    package init(database: Database, cache: RevocationCache, targets: [String: any InvalidationTarget] = [:], logger: Logger) {
         self.database = database
         self.cache = cache
-        self.configs = configs
+        self.targets = targets
         self.logger = logger
     }
 
@@ -53,7 +54,7 @@ package struct RevocationListener: Service {
             } catch {
                 if Task.isCancelled || Task.isShuttingDownGracefully { return }
                 cache.suspend()
-                configs?.suspend()
+                targets.values.forEach { $0.suspend() }
                 if lostAt == nil {
                     lostAt = .now
                     logger.warning(
@@ -67,10 +68,10 @@ package struct RevocationListener: Service {
     }
 
     private func listen(on connection: PostgresConnection, listening: () -> Void) async throws {
-        try await connection.listen(on: PostgresAccountStore.revocationChannel) { [cache, configs] notifications in
+        try await connection.listen(on: PostgresAccountStore.revocationChannel) { [cache, targets] notifications in
             // Anything revoked while we were not listening is unknown: start clean, then serve.
             cache.resume()
-            configs?.resume()
+            targets.values.forEach { $0.resume() }
             listening()
             try await cancelWhenGracefulShutdown {
                 for try await notification in notifications {
@@ -79,8 +80,8 @@ package struct RevocationListener: Service {
                         cache.invalidate(user: String(payload.dropFirst(2)))
                     } else if payload.hasPrefix("s:") {
                         cache.invalidate(session: String(payload.dropFirst(2)))
-                    } else if payload.hasPrefix("c:") {
-                        configs?.invalidate(String(payload.dropFirst(2)))
+                    } else if let colon = payload.firstIndex(of: ":"), let target = targets[String(payload[..<colon])] {
+                        target.invalidate(String(payload[payload.index(after: colon)...]))
                     }
                 }
             }

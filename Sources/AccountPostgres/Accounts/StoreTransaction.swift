@@ -40,10 +40,11 @@ struct StoreTransaction {
         PostgresAccountStore.announced?.revoked.withLock { $0.append(revoked) }
     }
 
-    /// Announces that `providerID`'s configuration changed, to every replica's ``IdPConfigCache``
-    /// (`pg_notify` on the revocation channel, delivered when the transaction commits).
-    func announceConfigChange(_ providerID: String) async throws {
-        try await query("SELECT pg_notify(\(PostgresAccountStore.revocationChannel), \("c:" + providerID))")
+    /// Announces that the cached row `key` of `cache` changed (`c`: a provider config, `k`: a
+    /// service account's custom-token signers) to every replica's ``NotifiedCache`` (`pg_notify` on
+    /// the revocation channel, delivered when the transaction commits).
+    func announceChange(_ cache: Character, _ key: String) async throws {
+        try await query("SELECT pg_notify(\(PostgresAccountStore.revocationChannel), \(String(cache) + ":" + key))")
     }
 
     /// The user `localID`; with `lock`, its row stays locked until the transaction ends.

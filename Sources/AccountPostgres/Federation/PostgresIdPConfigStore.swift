@@ -101,7 +101,7 @@ package struct PostgresIdPConfigStore: IdPConfigStore {
                 }
                 if deleted {
                     try await tx.audit("IDP_CONFIG_DELETED", localID: nil, details: ["providerId": providerID])
-                    try await tx.announceConfigChange(providerID)
+                    try await tx.announceChange("c", providerID)
                 }
                 return deleted
             }
@@ -140,7 +140,7 @@ package struct PostgresIdPConfigStore: IdPConfigStore {
                 if config.apple != nil { fields.append("appleSignInConfig") }
                 try await tx.audit(
                     action, localID: nil, details: ["providerId": config.providerID, "fields": fields.joined(separator: ",")])
-                try await tx.announceConfigChange(config.providerID)
+                try await tx.announceChange("c", config.providerID)
             }
         }
     }
