@@ -25,10 +25,7 @@ struct Argon2Parameters {
     /// `hashLengthBytes`, `associatedData`), throwing the import's fault for the first one missing or out of bounds.
     init(_ parameters: [String: String]) throws(ImportParameterError) {
         func integer(_ name: String, in range: ClosedRange<Int>, else code: String) throws(ImportParameterError) -> Int {
-            guard let text = parameters[name], let value = Int(text), range.contains(value) else {
-                throw ImportParameterError(code: code)
-            }
-            return value
+            try ImportedHashVerifier.integer(parameters, name, in: range, else: code)
         }
         guard let variant = parameters["hashType"].flatMap(Variant.init(rawValue:)) else {
             throw ImportParameterError(code: "INVALID_HASH_ALGORITHM")

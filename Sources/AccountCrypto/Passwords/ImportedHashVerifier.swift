@@ -90,10 +90,7 @@ package enum ImportedHashVerifier {
 
         init(algorithm: String, parameters: [String: String]) throws(ImportParameterError) {
             func integer(_ name: String, in range: ClosedRange<Int>, else code: String) throws(ImportParameterError) -> Int {
-                guard let text = parameters[name], let value = Int(text), range.contains(value) else {
-                    throw ImportParameterError(code: code)
-                }
-                return value
+                try ImportedHashVerifier.integer(parameters, name, in: range, else: code)
             }
             func signerKey() throws(ImportParameterError) -> [UInt8] {
                 guard let text = parameters["signerKey"], let key = Base64URL.decode(text), !key.isEmpty else {
@@ -139,6 +136,14 @@ package enum ImportedHashVerifier {
                 saltSeparator = bytes
             }
         }
+    }
+
+    /// The decimal parameter `name`, in `range`, or the fault `code`.
+    static func integer(_ parameters: [String: String], _ name: String, in range: ClosedRange<Int>, else code: String)
+        throws(ImportParameterError) -> Int
+    {
+        guard let text = parameters[name], let value = Int(text), range.contains(value) else { throw ImportParameterError(code: code) }
+        return value
     }
 
     /// The digests the `HMAC_*`, plain-digest and PBKDF families name.
