@@ -7,7 +7,9 @@ import NIOHTTP1
 struct IdP: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "idp", abstract: "Identity providers: OIDC issuers, Google, Apple.",
-        subcommands: [List.self, Show.self, AddOIDC.self, SetGoogle.self, SetApple.self, Enable.self, Disable.self, Remove.self])
+        subcommands: [
+            List.self, Show.self, AddOIDC.self, SetGoogle.self, SetApple.self, Enable.self, Disable.self, Remove.self, Test.self,
+        ])
 
     /// `oauthIdpConfigs/…` or `defaultSupportedIdpConfigs/…` for a provider id.
     static func path(_ providerID: String) -> String {
@@ -198,6 +200,31 @@ struct IdP: AsyncParsableCommand {
         @OptionGroup var connection: ConnectionOptions
         @Argument var providerID: String
         func run() async throws { try await IdP.setEnabled(connection, providerID, false) }
+    }
+
+    struct Test: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check an ID token as a sign-in through the provider would; prints its claims and trust, touches no account.")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "oidc.<id>, google.com or apple.com") var providerID: String
+        @Option(name: .customLong("id-token-file"), help: "File holding the ID token (- for stdin).") var idTokenFile: String
+        @Option(help: "The raw nonce the app sent, when the token carries its hash.") var nonce: String?
+        func run() async throws {
+            try await runCommand {
+                var body: [String: Any] = ["providerId": providerID, "idToken": try IdP.secret(idTokenFile)]
+                if let nonce { body["nonce"] = nonce }
+                let reply = try await connection.client().resource(.POST, "idpConfigs:testCredential", body: body)
+                if connection.json { return Output.json(reply) }
+                let claims = reply["claims"] as? [String: Any] ?? [:]
+                Output.say("valid token of \(claims["iss"] as? String ?? "?") for \(claims["sub"] as? String ?? "?")")
+                Output.say(
+                    "email \(reply["email"] as? String ?? "(none)"), verified \(reply["emailVerified"] as? Bool ?? false), "
+                        + ((reply["trusted"] as? Bool ?? false)
+                            ? "trusted: it would take over an unverified account with this email"
+                            : "not trusted: an existing account with this email would need confirmation"))
+                Output.table(["claim", "value"], claims.keys.sorted().map { [$0, "\(claims[$0] ?? "")"] })
+            }
+        }
     }
 
     struct Remove: AsyncParsableCommand {

@@ -56,6 +56,7 @@ struct Configuration: Sendable {
         settings.dynamicLinkDomains = dynamicLinkDomains
         settings.productName = productName
         if let recaptchaSiteKey { settings.recaptchaSiteKey = recaptchaSiteKey }
+        if let projectNumber { settings.projectNumber = projectNumber }
         settings.linkAPIKey = accessPolicy.linkAPIKey
         return settings
     }
@@ -89,6 +90,9 @@ struct Configuration: Sendable {
     var productName = "accountd"
     /// The reCAPTCHA site key the SDKs are told (`ACCOUNTD_RECAPTCHA_SITE_KEY`); never enforced.
     var recaptchaSiteKey: String?
+    /// The project's number (`ACCOUNTD_PROJECT_NUMBER`, digits), where Google answers with it: provider
+    /// configs' `name`, `/v1/projects`' `projectId`, the token route's `project_id`. Default: the project id.
+    var projectNumber: String?
     /// `ACCOUNTD_MAIL_*`, `ACCOUNTD_SMTP_URL`, `ACCOUNTD_WEBHOOK_*`: read by the mail transport.
     var mailEnvironment: [String: String] = [:]
     /// Whether this process delivers queued email (tests read the outbox instead).
@@ -219,6 +223,10 @@ extension Configuration {
             || projectID.count > 63
         {
             problems.append("ACCOUNTD_PROJECT_ID \"\(projectID)\" is not a project id (letters, digits and '-', at most 63)")
+        }
+        let projectNumber = input.environment["ACCOUNTD_PROJECT_NUMBER"].flatMap { $0.isEmpty ? nil : $0 }
+        if let projectNumber, projectNumber.count > 20 || !projectNumber.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            problems.append("ACCOUNTD_PROJECT_NUMBER \"\(projectNumber.prefix(40))\" is not a project number (digits, at most 20)")
         }
 
         var databaseURL: DatabaseURL?
@@ -435,6 +443,7 @@ extension Configuration {
             dynamicLinkDomains: input.environment["ACCOUNTD_DYNAMIC_LINK_DOMAINS"].map { Self.list($0).map { $0.lowercased() } } ?? [],
             productName: input.environment["ACCOUNTD_PRODUCT_NAME"] ?? "accountd",
             recaptchaSiteKey: input.environment["ACCOUNTD_RECAPTCHA_SITE_KEY"].flatMap { $0.isEmpty ? nil : $0 },
+            projectNumber: projectNumber,
             mailEnvironment: input.environment.filter {
                 $0.key.hasPrefix("ACCOUNTD_MAIL_") || $0.key.hasPrefix("ACCOUNTD_SMTP_") || $0.key.hasPrefix("ACCOUNTD_WEBHOOK_")
             },

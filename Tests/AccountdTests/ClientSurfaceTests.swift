@@ -65,10 +65,12 @@ struct ClientSurfaceTests {
 
     @Test("D3–D5: project configuration, reCAPTCHA parameters and the session-cookie keys")
     func projectConfiguration() async throws {
-        try await withServer(database: try await TestDatabase.createMigrated()) { http in
+        var configuration = testConfiguration()
+        configuration.projectNumber = "987654321"
+        try await withServer(configuration, database: try await TestDatabase.createMigrated()) { http in
             let client = try await http.get("/v1/projects?\(Self.key)")
             #expect(client.status == 200)
-            #expect(client.string("projectId") == "demo-test")
+            #expect(client.string("projectId") == "987654321", "the project number, as Google answers")
             #expect(client.json["authorizedDomains"] as? [String] == ["localhost", "example.com"])
             #expect(client.json["allowPasswordUser"] == nil)
             let admin = try await http.get("/v1/projects", headers: [API.admin])

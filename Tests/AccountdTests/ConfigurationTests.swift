@@ -228,6 +228,10 @@ struct ConfigurationTests {
         #expect(
             problems(["ACCOUNTD_PORT": "9200", "ACCOUNTD_ADMIN_PORT": "9200"]).contains { $0.hasPrefix("ACCOUNTD_ADMIN_PORT must differ") })
         #expect(problems(["ACCOUNTD_ADMIN_PORT": "70000"]).contains { $0.hasPrefix("ACCOUNTD_ADMIN_PORT must be a port") })
+        // The project number: digits, the project id when unset.
+        #expect(defaults.projectSettings.projectNumber == "acme-prod")
+        #expect(try configuration(["ACCOUNTD_PROJECT_NUMBER": "123456789012"]).projectSettings.projectNumber == "123456789012")
+        #expect(problems(["ACCOUNTD_PROJECT_NUMBER": "12ab"]).contains { $0.hasPrefix("ACCOUNTD_PROJECT_NUMBER") })
         var input = ConfigurationInput()
         input.adminHost = "10.1.2.3"
         input.adminPort = "7000"

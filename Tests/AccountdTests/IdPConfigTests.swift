@@ -14,14 +14,17 @@ struct IdPConfigTests {
 
     @Test("B1–B3: create, its defaults and output, and the refusals in the reference's order and words")
     func createAndRefuse() async throws {
-        try await withServer(productionConfiguration(), database: try await TestDatabase.createMigrated()) { http in
+        var configuration = productionConfiguration()
+        configuration.projectNumber = "123456789012"
+        try await withServer(configuration, database: try await TestDatabase.createMigrated()) { http in
             let admin = http.admin
             func post(_ id: String?, _ body: [String: any Sendable]) async throws -> TestHTTPClient.Reply {
                 try await admin.post(Self.base + (id.map { "?oauthIdpConfigId=\($0)" } ?? ""), body, headers: [API.admin])
             }
             let created = try await post("oidc.corp", ["clientId": "c", "issuer": "https://issuer.example.com"])
             #expect(created.status == 200, "\(String(decoding: created.body, as: UTF8.self))")
-            #expect(created.string("name") == "projects/acme-prod/oauthIdpConfigs/oidc.corp")
+            // Addressed by the project id; named, as Google names it, by the project number.
+            #expect(created.string("name") == "projects/123456789012/oauthIdpConfigs/oidc.corp")
             #expect(created.json["enabled"] == nil, "false is omitted")
             #expect((created.json["responseType"] as? [String: Any])?["idToken"] as? Bool == true)
 
@@ -32,7 +35,11 @@ struct IdPConfigTests {
             #expect((exists.json["error"] as? [String: Any])?["status"] as? String == "ALREADY_EXISTS")
             #expect(try await post(nil, ["clientId": "c"]).errorCode == "MISSING_CONFIG_ID")
             for bad in ["run-x", "oidc.A", "oidc.a", "oidc.a-", "oidc.a/b"] {
-                #expect(try await post(bad, ["clientId": "c", "issuer": "https://i.example"]).errorCode == "INVALID_CONFIG_ID", "\(bad)")
+                #expect(
+                    try await post(bad, ["clientId": "c", "issuer": "https://i.example"]).errorMessage
+                        == "INVALID_CONFIG_ID : Oauth_idp_config_id must start with 'oidc.' and can only have alphanumeric characters, "
+                        + "hyphens, underscores or periods. The part after 'oidc.' must also start with a lowercase letter, end with an "
+                        + "alphanumeric character, and have at least 2 characters.", "\(bad)")
             }
             #expect(
                 try await post("oidc.noclient", ["issuer": "https://i.example"]).errorMessage
@@ -54,7 +61,7 @@ struct IdPConfigTests {
                 "/v2/projects/acme-prod/defaultSupportedIdpConfigs?idpId=google.com", ["clientId": "web-client", "enabled": true],
                 headers: [API.admin])
             #expect(
-                google.string("name") == "projects/acme-prod/defaultSupportedIdpConfigs/google.com"
+                google.string("name") == "projects/123456789012/defaultSupportedIdpConfigs/google.com"
                     && google.json["enabled"] as? Bool == true)
             #expect(
                 try await admin.post(
@@ -72,17 +79,38 @@ struct IdPConfigTests {
     func secretsSealed() async throws {
         let database = try await TestDatabase.createMigrated()
         let secret = "very-secret-client-secret-value"
-        try await withServer(productionConfiguration(), database: database) { http in
-            let created = try await http.admin.post(
-                "\(Self.base)?oauthIdpConfigId=oidc.sealed",
-                ["clientId": "c", "issuer": "https://i.example", "responseType": ["code": true], "clientSecret": secret],
-                headers: [API.admin])
-            #expect(created.status == 200)
-            #expect(!String(decoding: created.body, as: UTF8.self).contains(secret))
-            #expect((created.json["accountdOptions"] as? [String: Any])?["clientSecretSet"] as? Bool == true)
-            let read = try await http.admin.get("\(Self.base)/oidc.sealed", headers: [API.admin])
-            #expect(!String(decoding: read.body, as: UTF8.self).contains(secret))
+        let rotated = "rotated-secret-client-secret-value"
+        // The built server of a real project, logging everything (trace) to a file read afterwards.
+        let logFile = FileManager.default.temporaryDirectory.appendingPathComponent("idp-log-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: logFile) }
+        let server = try await RunningServer(database: database, environment: ["LOG_LEVEL": "trace"], logFile: logFile)
+        let admin = server.http.admin
+        let bearer = ("Authorization", "Bearer \(RunningServer.adminToken)")
+        let created = try await admin.post(
+            "\(Self.base)?oauthIdpConfigId=oidc.sealed",
+            ["clientId": "c", "issuer": "https://i.example", "responseType": ["code": true], "clientSecret": secret], headers: [bearer])
+        #expect(created.status == 200)
+        #expect(!String(decoding: created.body, as: UTF8.self).contains(secret))
+        #expect((created.json["accountdOptions"] as? [String: Any])?["clientSecretSet"] as? Bool == true)
+        let patched = try await admin.send(
+            .PATCH, "\(Self.base)/oidc.sealed?updateMask=clientSecret", body: Data(#"{"clientSecret":"\#(rotated)"}"#.utf8),
+            headers: [bearer, ("Content-Type", "application/json")])
+        #expect(patched.status == 200)
+        for reply in [
+            patched, try await admin.get("\(Self.base)/oidc.sealed", headers: [bearer]), try await admin.get(Self.base, headers: [bearer]),
+        ] {
+            let body = String(decoding: reply.body, as: UTF8.self)
+            #expect(reply.status == 200 && !body.contains(secret) && !body.contains(rotated))
         }
+        // A refused write that carried a secret is not logged with it either.
+        let refused = try await admin.post(
+            "\(Self.base)?oauthIdpConfigId=oidc.sealed", ["clientId": "c", "issuer": "https://i.example", "clientSecret": secret],
+            headers: [bearer])
+        #expect(refused.status == 409)
+        try await server.stop()
+        let log = try String(contentsOfFile: logFile, encoding: .utf8)
+        #expect(log.contains("oauthIdpConfigs"), "the trace log records the requests (or this check proves nothing)")
+        #expect(!log.contains(secret) && !log.contains(rotated))
         try await TestDatabase.withClient(database) { client in
             let rows = try await client.query(
                 "SELECT encode(client_secret_sealed, 'escape') FROM idp_configs WHERE provider_id = 'oidc.sealed'",

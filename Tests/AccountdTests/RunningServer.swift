@@ -23,7 +23,8 @@ final class RunningServer: Sendable {
 
     /// Starts the server on `database` (nil: its own local cluster in `ACCOUNTD_DATA_DIR`) with
     /// `environment` added, and waits until `/readyz` says 200.
-    init(database: DatabaseURL?, environment extra: [String: String] = [:]) async throws {
+    /// Starts the built server; with `logFile`, its log (stderr) is written there.
+    init(database: DatabaseURL?, environment extra: [String: String] = [:], logFile: String? = nil) async throws {
         port = try Self.freePort()
         adminPort = try Self.freePort()
         let arguments =
@@ -45,7 +46,7 @@ final class RunningServer: Sendable {
             "LOG_LEVEL": "error",
         ]
         environment.merge(extra) { $1 }
-        let process = try ChildProcess(Self.binary.path, arguments, environment: environment)
+        let process = try ChildProcess(Self.binary.path, arguments, environment: environment, errors: logFile)
         self.process = process
         http = TestHTTPClient(port: port, adminPort: adminPort)
         let deadline = ContinuousClock.now + .seconds(60)

@@ -83,6 +83,8 @@ package enum APIPath: Equatable, Sendable {
             }
             if parts[1].elementsEqual("accounts".utf8) {
                 self = .rpc(name: "signUp", project: project)
+            } else if parts[1].elementsEqual("idpConfigs:testCredential".utf8) {
+                self = .rpc(name: "v1/idpConfigs:testCredential", project: project)
             } else if let name = Self.dropPrefix("accounts:", parts[1]), Self.validName(name) {
                 self = .rpc(name: Self.string(name), project: project)
             } else {

@@ -50,6 +50,7 @@ extension APIRoutes {
     package mutating func addFederation(service: FederatedSignInService) {
         register("signInWithIdp", SignInWithIdpRPC.endpoint(service))
         register("createAuthUri", CreateAuthUriRPC.endpoint(service.accounts, federation: service))
+        register("v1/idpConfigs:testCredential", TestCredentialRPC.endpoint(service))
     }
 
     /// Provider configuration (federation-and-limits.md §B.2), admin only.

@@ -185,6 +185,29 @@ package struct FederatedSignInService: Sendable {
         return config
     }
 
+    /// What `idpConfigs:testCredential` (§B.5 `accountctl idp test`) tells an operator of a token.
+    package struct CredentialTest: Sendable {
+        /// The token's payload.
+        package var claims: [String: JSONValue]
+        /// Whether A.7 lets this provider prove the email (the trusted-IdP rule would apply).
+        package var trusted: Bool
+        package var email: String?
+        package var emailVerified: Bool
+    }
+
+    /// Runs §A.4 (and A.7's trust) on `idToken` as a sign-in through `providerID` would, enabled or
+    /// not (an operator tests before enabling), and touches no account: nothing is recorded, a
+    /// nonce included.
+    package func testCredential(providerID: String, idToken: String?, nonce: String?) async throws -> CredentialTest {
+        guard let idToken, !idToken.isEmpty else { throw AccountError(.invalidCredentialOrProviderID, "idToken is required.") }
+        guard let config = try await configs.idpConfig(providerID.lowercased()) else { throw AccountError(.configurationNotFound) }
+        let (assertion, _) = try await verify(idToken, config: config, providerID: config.providerID, requestNonce: nonce)
+        return CredentialTest(
+            claims: try IdTokenRules.parse(idToken, allowBareJSON: insecureTestMode).payload,
+            trusted: FederationTrust.trusted(assertion, by: config, insecureTestMode: insecureTestMode), email: assertion.email,
+            emailVerified: assertion.emailVerified)
+    }
+
     /// §A.4: the token verified row by row, its nonce checked (and, when it has one, not used
     /// before); returns the assertion and the nonce key to record in the sign-in.
     func verify(_ raw: String, config: IdPConfig?, providerID: String, requestNonce: String?) async throws -> (
