@@ -9,6 +9,8 @@ import pytest
 from firebase_admin import auth, exceptions
 
 PROJECT = os.environ.get("ACCOUNTD_INTEROP_PROJECT", "demo-interop")
+# Google names configs by the project's number (the server's ACCOUNTD_PROJECT_NUMBER).
+PROJECT_NUMBER = os.environ.get("ACCOUNTD_INTEROP_PROJECT_NUMBER", PROJECT)
 
 
 def default_app():
@@ -27,7 +29,7 @@ def test_oidc_provider_config_lifecycle():
     assert created.enabled is False
     assert created.id_token_response_type is True and created.code_response_type is False
     assert created.client_id == "client-1" and created.issuer == "https://issuer.example.com"
-    assert created._data["name"] == f"projects/{PROJECT}/oauthIdpConfigs/{provider_id}"
+    assert created._data["name"] == f"projects/{PROJECT_NUMBER}/oauthIdpConfigs/{provider_id}"
 
     with pytest.raises(exceptions.ConflictError, match="CONFIGURATION_EXISTS"):  # production: 409 ALREADY_EXISTS
         auth.create_oidc_provider_config(provider_id, client_id="client-1", issuer="https://issuer.example.com")
