@@ -383,10 +383,16 @@ struct CustomTokenTests {
                 #expect(try await Self.exchange(api, try robotSigner.token(uid: "r1", issuedAt: clock.now())).status == 200)
 
                 // Refused registrations: unreachable, not a key document, not http(s).
-                for url in ["http://127.0.0.1:1/keys", issuer.url + "/.well-known/openid-configuration", "ftp://keys.example/x"] {
+                for (url, reason) in [
+                    ("http://127.0.0.1:1/keys", "keysUrl could not be fetched"),
+                    (issuer.url + "/.well-known/openid-configuration", "neither a JWKS nor a map of key ids to certificates"),
+                    ("ftp://keys.example/x", "keysUrl must be an https URL."),
+                ] {
                     let refused = try await http.admin.post(
                         path, ["serviceAccountEmail": "x@example.com", "keysUrl": url], headers: [API.admin])
-                    #expect(refused.errorCode == "INVALID_CONFIG", "\(url)")
+                    #expect(
+                        refused.errorCode == "INVALID_CONFIG" && refused.errorMessage?.contains(reason) == true,
+                        "\(url): \(refused.errorMessage ?? "")")
                 }
                 let listed = try await http.admin.get(path, headers: [API.admin])
                 #expect((listed.json["signers"] as? [[String: Any]])?.compactMap { $0["keysUrl"] as? String }.count == 2)

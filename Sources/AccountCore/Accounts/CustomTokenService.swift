@@ -101,7 +101,7 @@ package struct CustomTokenService: Sendable {
         }
         var keys: [SignerKey] = []
         for (kid, value) in document.sorted(by: { $0.key < $1.key }) {
-            guard let pem = value.stringValue else {
+            guard let pem = value.stringValue, pem.contains("-----BEGIN CERTIFICATE-----") else {
                 throw AccountError(.invalidConfig, "The document at keysUrl is neither a JWKS nor a map of key ids to certificates.")
             }
             keys += try crypto.signerKeys(publicKeyPEM: nil, certificatePEM: pem, jwks: nil).map { SignerKey(keyID: kid, spki: $0.spki) }
