@@ -22,7 +22,8 @@ func buildApplication(
     databaseURL: DatabaseURL,
     logger: Logger,
     clock: any WallClock = SystemClock(),
-    onAdminListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    onAdminListening: @escaping @Sendable (Int) async -> Void = { _ in },
+    onStartupFailure: @escaping @Sendable (any Error) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     let postgres = try Database(url: databaseURL, pool: configuration.databasePool, logger: logger)
     let migrations = try Migration.load(from: URL(fileURLWithPath: configuration.migrationsDirectory))
@@ -144,13 +145,22 @@ func buildApplication(
         logger: logger
     )
     app.beforeServerStarts {
-        if configuration.migrateOnStart {
-            let applied = try await migrator.migrate()
-            if !applied.isEmpty { logger.notice("migrated", metadata: ["applied": "\(applied.joined(separator: ", "))"]) }
-        } else {
-            try await migrator.requireCurrent()
+        // Start-up waits for the database on its own budget, not a request's deadline: under load,
+        // or while PostgreSQL restarts, a connection can take longer than a request may wait.
+        do {
+            try await RequestScope.$current.withValue(RequestScope(budget: .seconds(configuration.startupDatabaseWaitSeconds))) {
+                if configuration.migrateOnStart {
+                    let applied = try await migrator.migrate()
+                    if !applied.isEmpty { logger.notice("migrated", metadata: ["applied": "\(applied.joined(separator: ", "))"]) }
+                } else {
+                    try await migrator.requireCurrent()
+                }
+                try await keyRing.ensureCurrentKey()
+            }
+        } catch {
+            await onStartupFailure(error)
+            throw error
         }
-        try await keyRing.ensureCurrentKey()
         await gate.openGate()
     }
     return app

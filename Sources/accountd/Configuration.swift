@@ -112,6 +112,10 @@ struct Configuration: Sendable {
     /// bytes trickle in (`ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS`, 30): still arriving, its
     /// connection closes; arrived, it is answered 503.
     var httpRequestTimeoutSeconds: Int64 = 30
+    /// How long start-up (migrations, the signing key) waits for PostgreSQL before the process
+    /// gives up (`ACCOUNTD_STARTUP_DB_WAIT_SECONDS`, 60): a database that is slow or restarting
+    /// while replicas roll is waited for, not a request deadline's few seconds.
+    var startupDatabaseWaitSeconds: Int64 = 60
     /// The abuse limits (`ACCOUNTD_ABUSE_LIMITS`, `ACCOUNTD_LIMIT_<BUCKET>`, `ACCOUNTD_LOCKOUT_*`,
     /// `ACCOUNTD_KNOWN_NETWORK_DAYS`); on by default, off for `demo-` projects.
     var abuseLimits = AbuseLimitSettings(enabled: false)
@@ -323,6 +327,7 @@ extension Configuration {
         let tokenCache = number("ACCOUNTD_ID_TOKEN_CACHE_ENTRIES", 10_000, 0...10_000_000)
         let idleTimeout = number("ACCOUNTD_HTTP_IDLE_TIMEOUT_SECONDS", 60, 1...3600)
         let requestTimeout = number("ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS", 30, 1...3600)
+        let startupWait = number("ACCOUNTD_STARTUP_DB_WAIT_SECONDS", 60, 1...3600)
         let abuseLimits = Self.abuseLimits(input.environment, isDemo: isDemo, problems: &problems)
         var warnings: [String] = []
         // A demo project defaults to the log transport; a real one must choose, and the log (which
@@ -453,6 +458,7 @@ extension Configuration {
             productLogoURL: input.environment["ACCOUNTD_PRODUCT_LOGO_URL"],
             httpIdleTimeoutSeconds: idleTimeout,
             httpRequestTimeoutSeconds: requestTimeout,
+            startupDatabaseWaitSeconds: startupWait,
             abuseLimits: abuseLimits,
             hashQueueLimit: hashQueue.map(Int.init),
             trustedProxies: trustedProxies,

@@ -104,6 +104,44 @@ struct DatabaseFaultTests {
         }
     }
 
+    /// Start-up's database work (schema check, signing key) waited only a request's deadline for a
+    /// connection: on a loaded machine the suite's servers with a 2 s deadline failed to start. It
+    /// has a budget of its own now. The built server, with a 1 s request deadline, is started while
+    /// its database refuses connections for longer than that, and comes up once they are allowed.
+    @Test("start-up waits for a database that refuses connections longer than a request's deadline, then serves")
+    func startupWaitsForTheDatabase() async throws {
+        let database = try await TestDatabase.createMigrated()
+        let admin = database.with(database: "postgres")
+        try await TestDatabase.execute("ALTER DATABASE \"\(database.database)\" ALLOW_CONNECTIONS false", on: admin)
+        let allow = Task {
+            // Longer than the request deadline, so only start-up's own budget can wait it out.
+            try await Task.sleep(for: .seconds(3))
+            try await TestDatabase.execute("ALTER DATABASE \"\(database.database)\" ALLOW_CONNECTIONS true", on: admin)
+        }
+        let server = try await RunningServer(database: database, environment: ["ACCOUNTD_REQUEST_DEADLINE_SECONDS": "1"])
+        try await allow.value
+        let signUp = try await server.http.post(
+            "/v1/accounts:signUp?key=\(RunningServer.apiKey)", ["email": "late@example.com", "password": "secret-pass"])
+        #expect(signUp.status == 200)
+        try await server.stop()
+    }
+
+    /// The harness half of the same failure: HummingbirdTesting waits for ever for the port of a
+    /// server whose start-up failed, so one such failure hung the whole suite. A start-up that fails
+    /// (here, a schema never migrated) now fails its test with the cause.
+    @Test("a server whose start-up fails fails its test with the cause instead of hanging the suite")
+    func startupFailureFailsTheTest() async throws {
+        var configuration = testConfiguration()
+        configuration.migrateOnStart = false
+        let empty = try await TestDatabase.createEmpty()
+        do {
+            _ = try await withServer(configuration, database: empty) { _ in "served" }
+            Issue.record("a server without its schema started")
+        } catch let error as TestDatabaseError {
+            #expect(error.description.hasPrefix("the server did not start"), "\(error)")
+        }
+    }
+
     /// Issue 20: "nothing it would have written is written after that answer". An admin update
     /// waits behind another transaction's lock on the user past the HTTP request timeout, so the
     /// server answers 503; when the lock is released the update's transaction runs to its end,

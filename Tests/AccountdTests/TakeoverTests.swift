@@ -21,7 +21,7 @@ struct TakeoverTests {
         func api(_ http: TestHTTPClient) -> API { API(http: http, project: configuration.projectID) }
 
         /// Runs `body` against a server in this mode on a fresh database.
-        func run(_ body: @Sendable (API, TestHTTPClient, DatabaseURL) async throws -> Void) async throws {
+        func run(_ body: @escaping @Sendable (API, TestHTTPClient, DatabaseURL) async throws -> Void) async throws {
             let database = try await TestDatabase.createMigrated()
             try await withServer(configuration, database: database) { http in try await body(api(http), http, database) }
         }

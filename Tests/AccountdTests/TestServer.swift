@@ -150,34 +150,58 @@ func withServer<T: Sendable>(
     _ configuration: Configuration = testConfiguration(),
     database: DatabaseURL,
     clock: any WallClock = SystemClock(),
-    _ body: @Sendable (TestHTTPClient) async throws -> T
+    _ body: @escaping @Sendable (TestHTTPClient) async throws -> T
 ) async throws -> T {
     let adminPort = AsyncStream.makeStream(of: Int.self)
+    let startupFailure = AsyncStream.makeStream(of: String.self)
     let app = try await buildApplication(
         configuration, databaseURL: database, logger: TestDatabase.logger, clock: clock,
         onAdminListening: { port in
             adminPort.continuation.yield(port)
             adminPort.continuation.finish()
+        },
+        onStartupFailure: { error in
+            startupFailure.continuation.yield("\(error)")
+            startupFailure.continuation.finish()
         })
-    return try await app.test(.live) { client in
-        // The admin listener is a service of the application: it may bind just after the public one.
-        // Should it never bind, the test fails saying so instead of waiting for ever (a backstop,
-        // not a timing: it binds within milliseconds).
-        let admin = try await withThrowingTaskGroup(of: Int?.self) { group in
-            group.addTask {
-                var ports = adminPort.stream.makeAsyncIterator()
-                return await ports.next()
-            }
-            group.addTask {
-                try await Task.sleep(for: .seconds(300))
-                return nil
-            }
-            let first = try await group.next() ?? nil
-            group.cancelAll()
-            return first
+    // HummingbirdTesting's live framework waits for ever for the port of a server whose start-up
+    // failed, which would hang the whole suite. The run races the start-up's failure instead: that
+    // fails the test with its cause, and the stuck wait is left behind.
+    return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+        let pending = Mutex<CheckedContinuation<T, any Error>?>(continuation)
+        let resume: @Sendable (Result<T, any Error>) -> Void = { result in pending.withLock { $0.take() }?.resume(with: result) }
+        Task {
+            var failures = startupFailure.stream.makeAsyncIterator()
+            if let failure = await failures.next() { resume(.failure(TestDatabaseError("the server did not start: \(failure)"))) }
         }
-        guard let admin else { throw TestDatabaseError("the admin listener did not start") }
-        return try await body(TestHTTPClient(port: client.port!, adminPort: admin))
+        Task {
+            defer { startupFailure.continuation.finish() }
+            do {
+                let value = try await app.test(.live) { client in
+                    // The admin listener is a service of the application: it may bind just after the public one.
+                    // Should it never bind, the test fails saying so instead of waiting for ever (a backstop,
+                    // not a timing: it binds within milliseconds).
+                    let admin = try await withThrowingTaskGroup(of: Int?.self) { group in
+                        group.addTask {
+                            var ports = adminPort.stream.makeAsyncIterator()
+                            return await ports.next()
+                        }
+                        group.addTask {
+                            try await Task.sleep(for: .seconds(300))
+                            return nil
+                        }
+                        let first = try await group.next() ?? nil
+                        group.cancelAll()
+                        return first
+                    }
+                    guard let admin else { throw TestDatabaseError("the admin listener did not start") }
+                    return try await body(TestHTTPClient(port: client.port!, adminPort: admin))
+                }
+                resume(.success(value))
+            } catch {
+                resume(.failure(error))
+            }
+        }
     }
 }
 
