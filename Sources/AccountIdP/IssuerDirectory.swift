@@ -27,6 +27,8 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
     private let clock: any WallClock
     private let allowLoopbackHTTP: Bool
     private let logger: Logger
+    /// How long one fetch may take (a token exchange twice that).
+    private let fetchTimeout: Duration
     private var entries: [String: Entry] = [:]
     private var inFlight: [String: Task<Entry, any Error>] = [:]
 
@@ -37,10 +39,11 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
     static let maximumBytes = 1 << 20
 
     /// Creates the directory over `client` (which must not follow redirects; see ``makeClient()``).
-    package init(client: HTTPClient, clock: any WallClock, allowLoopbackHTTP: Bool, logger: Logger) {
+    package init(client: HTTPClient, clock: any WallClock, allowLoopbackHTTP: Bool, fetchTimeout: Duration = .seconds(5), logger: Logger) {
         self.client = client
         self.clock = clock
         self.allowLoopbackHTTP = allowLoopbackHTTP
+        self.fetchTimeout = fetchTimeout
         self.logger = logger
     }
 
@@ -88,7 +91,8 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
             if refresh, let last = entry.lastForced, now.timeIntervalSince(last) < Self.forcedRefetchInterval { return entry.document }
         }
         do {
-            let (document, maxAge) = try await Self.fetchJSON(url, client: client, allowLoopbackHTTP: allowLoopbackHTTP)
+            let (document, maxAge) = try await Self.fetchJSON(
+                url, client: client, allowLoopbackHTTP: allowLoopbackHTTP, timeout: fetchTimeout)
             let lifetime = min(max(maxAge ?? Self.minimumCache, Self.minimumCache), Self.maximumCache)
             // Only a refetch of a document already held counts against the minute (not a first fetch).
             let lastForced = refresh && signerDocuments[url] != nil ? now : signerDocuments[url]?.lastForced
@@ -111,7 +115,8 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
         let now = clock.now()
         if let cached = discoveries[url], now < cached.until { return cached.document }
         do {
-            let (document, maxAge) = try await Self.fetchJSON(url, client: client, allowLoopbackHTTP: allowLoopbackHTTP)
+            let (document, maxAge) = try await Self.fetchJSON(
+                url, client: client, allowLoopbackHTTP: allowLoopbackHTTP, timeout: fetchTimeout)
             discoveries[url] = (document, now + min(max(maxAge ?? Self.minimumCache, Self.minimumCache), Self.maximumCache))
             return document
         } catch {
@@ -157,7 +162,7 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
         let response: HTTPClientResponse
         let bytes: ByteBuffer
         do {
-            response = try await client.execute(request, timeout: .seconds(10))
+            response = try await client.execute(request, timeout: Self.amount(fetchTimeout * 2))
             bytes = try await response.body.collect(upTo: Self.maximumBytes)
         } catch {
             throw IdTokenRules.unreachable
@@ -221,7 +226,10 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
             let client = self.client
             let allowLoopbackHTTP = self.allowLoopbackHTTP
             let clock = self.clock
-            task = Task { try await Self.fetchKeys(source, client: client, allowLoopbackHTTP: allowLoopbackHTTP, clock: clock) }
+            let timeout = self.fetchTimeout
+            task = Task {
+                try await Self.fetchKeys(source, client: client, allowLoopbackHTTP: allowLoopbackHTTP, timeout: timeout, clock: clock)
+            }
             inFlight[source] = task
         }
         do {
@@ -240,19 +248,19 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
         }
     }
 
-    private static func fetchKeys(_ source: String, client: HTTPClient, allowLoopbackHTTP: Bool, clock: any WallClock) async throws
-        -> Entry
-    {
+    private static func fetchKeys(
+        _ source: String, client: HTTPClient, allowLoopbackHTTP: Bool, timeout: Duration, clock: any WallClock
+    ) async throws -> Entry {
         var jwksURL = source
         if source.hasPrefix("discovery:") {
             let (discovery, _) = try await fetchJSON(
-                String(source.dropFirst("discovery:".count)), client: client, allowLoopbackHTTP: allowLoopbackHTTP)
+                String(source.dropFirst("discovery:".count)), client: client, allowLoopbackHTTP: allowLoopbackHTTP, timeout: timeout)
             guard let uri = discovery["jwks_uri"]?.stringValue else { throw FetchError("the discovery document has no jwks_uri") }
             jwksURL = uri
         } else {
             jwksURL = String(source.dropFirst("jwks:".count))
         }
-        let (document, maxAge) = try await fetchJSON(jwksURL, client: client, allowLoopbackHTTP: allowLoopbackHTTP)
+        let (document, maxAge) = try await fetchJSON(jwksURL, client: client, allowLoopbackHTTP: allowLoopbackHTTP, timeout: timeout)
         guard case .array(let list)? = document["keys"] else { throw FetchError("the JWKS has no keys") }
         let keys = list.compactMap { value -> (kid: String?, key: IssuerKey)? in
             guard let jwk = value.objectValue, jwk["use"]?.stringValue ?? "sig" == "sig", let key = IssuerKey(jwk: jwk) else { return nil }
@@ -269,7 +277,9 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
     }
 
     /// GETs a JSON object over HTTPS (or loopback HTTP when allowed); its `Cache-Control` max-age.
-    static func fetchJSON(_ url: String, client: HTTPClient, allowLoopbackHTTP: Bool) async throws -> ([String: JSONValue], TimeInterval?) {
+    static func fetchJSON(_ url: String, client: HTTPClient, allowLoopbackHTTP: Bool, timeout: Duration) async throws -> (
+        [String: JSONValue], TimeInterval?
+    ) {
         guard let components = URLComponents(string: url), let host = components.host?.lowercased() else { throw FetchError("not a URL") }
         let loopback = ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host)
         guard components.scheme?.lowercased() == "https" || (components.scheme?.lowercased() == "http" && loopback && allowLoopbackHTTP)
@@ -278,11 +288,17 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
         }
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "application/json")
-        let response = try await client.execute(request, timeout: .seconds(5))
+        let response = try await client.execute(
+            request, timeout: amount(timeout))
         guard response.status == .ok else { throw FetchError("HTTP \(response.status.code)") }
         let body = try await response.body.collect(upTo: maximumBytes)
         guard let object = (try? JSONValue.parse(Array(body.readableBytesView)))?.objectValue else { throw FetchError("not a JSON object") }
         return (object, maxAge(response.headers.first(name: "Cache-Control")))
+    }
+
+    /// A duration as NIO's `TimeAmount`.
+    static func amount(_ duration: Duration) -> TimeAmount {
+        .nanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
     /// `max-age` of a `Cache-Control` value; nil without one (or with `no-store`/`no-cache`: the minimum then applies).

@@ -70,7 +70,9 @@ func buildApplication(
     routes.addIdPConfigs(service: IdPConfigService(store: idpConfigs, settings: configuration.projectSettings, clock: clock))
     let idpClient = IssuerDirectory.makeClient(trustedCAFile: configuration.idpCAFile)
     let signers = CustomTokenSignerCache(base: store, suspended: true)
-    let issuers = IssuerDirectory(client: idpClient, clock: clock, allowLoopbackHTTP: configuration.isDemoProject, logger: logger)
+    let issuers = IssuerDirectory(
+        client: idpClient, clock: clock, allowLoopbackHTTP: configuration.isDemoProject,
+        fetchTimeout: .seconds(configuration.idpFetchTimeoutSeconds), logger: logger)
     routes.addCustomTokens(
         service: CustomTokenService(
             accounts: service, signers: signers, crypto: RSACustomTokenCrypto(), documents: issuers,

@@ -116,6 +116,9 @@ struct Configuration: Sendable {
     /// gives up (`ACCOUNTD_STARTUP_DB_WAIT_SECONDS`, 60): a database that is slow or restarting
     /// while replicas roll is waited for, not a request deadline's few seconds.
     var startupDatabaseWaitSeconds: Int64 = 60
+    /// How long one fetch from an identity provider or a signer's `keysUrl` may take
+    /// (`ACCOUNTD_IDP_FETCH_TIMEOUT_SECONDS`, 5; a code exchange twice that).
+    var idpFetchTimeoutSeconds: Int64 = 5
     /// The abuse limits (`ACCOUNTD_ABUSE_LIMITS`, `ACCOUNTD_LIMIT_<BUCKET>`, `ACCOUNTD_LOCKOUT_*`,
     /// `ACCOUNTD_KNOWN_NETWORK_DAYS`); on by default, off for `demo-` projects.
     var abuseLimits = AbuseLimitSettings(enabled: false)
@@ -328,6 +331,7 @@ extension Configuration {
         let idleTimeout = number("ACCOUNTD_HTTP_IDLE_TIMEOUT_SECONDS", 60, 1...3600)
         let requestTimeout = number("ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS", 30, 1...3600)
         let startupWait = number("ACCOUNTD_STARTUP_DB_WAIT_SECONDS", 60, 1...3600)
+        let idpFetchTimeout = number("ACCOUNTD_IDP_FETCH_TIMEOUT_SECONDS", 5, 1...120)
         let abuseLimits = Self.abuseLimits(input.environment, isDemo: isDemo, problems: &problems)
         var warnings: [String] = []
         // A demo project defaults to the log transport; a real one must choose, and the log (which
@@ -459,6 +463,7 @@ extension Configuration {
             httpIdleTimeoutSeconds: idleTimeout,
             httpRequestTimeoutSeconds: requestTimeout,
             startupDatabaseWaitSeconds: startupWait,
+            idpFetchTimeoutSeconds: idpFetchTimeout,
             abuseLimits: abuseLimits,
             hashQueueLimit: hashQueue.map(Int.init),
             trustedProxies: trustedProxies,

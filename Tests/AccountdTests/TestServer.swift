@@ -43,7 +43,10 @@ func testConfiguration(port: Int = 0) -> Configuration {
         deliversEmail: false,
         // Long enough that no step of a test on a loaded machine falls outside it by accident;
         // tests that need to be past it move a ShiftedClock.
-        refreshReuseGraceSeconds: 60
+        refreshReuseGraceSeconds: 60,
+        // The in-process test issuers answer late when the machine is loaded: a fetch is refused
+        // by its failure (a refused connection, an untrusted certificate), never by a slow answer.
+        idpFetchTimeoutSeconds: 60
     )
 }
 
