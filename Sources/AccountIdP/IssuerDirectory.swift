@@ -18,6 +18,8 @@ import NIOSSL
 package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKeyDocuments {
     private struct Entry {
         var keys: [(kid: String?, key: IssuerKey)]
+        /// The document itself, for a signer's `keysUrl` (`document:` sources; `keys` is then empty).
+        var document: [String: JSONValue] = [:]
         var freshUntil: Date
         var staleUntil: Date
         var lastForced: Date?
@@ -65,46 +67,33 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
         let source = Self.source(config)
         var entry = try await keys(source, force: false)
         var candidates = Self.candidates(entry, kid: token.keyID)
-        if candidates.isEmpty, token.keyID != nil {
+        if candidates.isEmpty, token.keyID != nil, mayRefetch(source) {
             // A rotated key: refetch once, at most every 60 s per issuer.
-            let now = clock.now()
-            if entry.lastForced.map({ now.timeIntervalSince($0) >= Self.forcedRefetchInterval }) ?? true {
-                entries[source]?.lastForced = now
-                entry = try await keys(source, force: true)
-                candidates = Self.candidates(entry, kid: token.keyID)
-            }
+            entry = try await keys(source, force: true)
+            candidates = Self.candidates(entry, kid: token.keyID)
         }
         guard candidates.contains(where: { $0.verifies(token.signature, over: token.signingInput, algorithm: algorithm) }) else {
             throw IdTokenRules.badSignature
         }
     }
 
-    /// Custom-token signers' key documents by URL.
-    private var signerDocuments: [String: (document: [String: JSONValue], freshUntil: Date, staleUntil: Date, lastForced: Date?)] = [:]
-
+    /// A signer's `keysUrl` document, cached as an issuer's keys are (one fetch at a time per URL;
+    /// a `refresh` for an unknown kid at most once a minute, so a flood of made-up kids costs one
+    /// fetch a minute). Throws the fetch's own error when nothing usable is cached.
     package func document(at url: String, refresh: Bool) async throws -> [String: JSONValue] {
+        let source = "document:" + url
+        return try await cached(source, force: refresh && mayRefetch(source)).document
+    }
+
+    /// Whether `source`, already held, may be refetched for an unknown kid now (at most once per
+    /// ``forcedRefetchInterval``); if so, the refetch is counted at once, before any await, so
+    /// concurrent requests do not all pass.
+    private func mayRefetch(_ source: String) -> Bool {
+        guard let entry = entries[source] else { return false }
         let now = clock.now()
-        if let entry = signerDocuments[url] {
-            if !refresh, now < entry.freshUntil { return entry.document }
-            // A refetch for an unknown kid, at most once a minute per URL: a flood of made-up kids
-            // costs one fetch a minute, not one a token.
-            if refresh, let last = entry.lastForced, now.timeIntervalSince(last) < Self.forcedRefetchInterval { return entry.document }
-        }
-        do {
-            let (document, maxAge) = try await Self.fetchJSON(
-                url, client: client, allowLoopbackHTTP: allowLoopbackHTTP, timeout: fetchTimeout)
-            let lifetime = min(max(maxAge ?? Self.minimumCache, Self.minimumCache), Self.maximumCache)
-            // Only a refetch of a document already held counts against the minute (not a first fetch).
-            let lastForced = refresh && signerDocuments[url] != nil ? now : signerDocuments[url]?.lastForced
-            signerDocuments[url] = (document, now + lifetime, now + lifetime + Self.staleGrace, lastForced)
-            return document
-        } catch {
-            logger.warning(
-                "could not fetch a custom-token signer's keys",
-                metadata: ["url": "\(url)", "error": "\(String(describing: error).prefix(300))"])
-            if let stale = signerDocuments[url], now < stale.staleUntil { return stale.document }
-            throw error
-        }
+        if let last = entry.lastForced, now.timeIntervalSince(last) < Self.forcedRefetchInterval { return false }
+        entries[source]?.lastForced = now
+        return true
     }
 
     /// Discovery documents by URL, kept as long as keys are.
@@ -214,9 +203,19 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
         return "discovery:" + discoveryURL(config)
     }
 
-    /// The keys of `source`, fetched when missing, expired, or `force`d; stale keys while a
-    /// refresh fails, for a day.
+    /// The keys of `source`, as ``cached(_:force:)`` has them; a fetch that fails with nothing
+    /// usable cached is A.4's "error connecting".
     private func keys(_ source: String, force: Bool) async throws -> Entry {
+        do {
+            return try await cached(source, force: force)
+        } catch {
+            throw IdTokenRules.unreachable
+        }
+    }
+
+    /// The entry of `source`, fetched when missing, expired, or `force`d (one fetch at a time per
+    /// source); the stale entry while a refresh fails, for a day; else the fetch's error.
+    private func cached(_ source: String, force: Bool) async throws -> Entry {
         let now = clock.now()
         if !force, let entry = entries[source], now < entry.freshUntil { return entry }
         let task: Task<Entry, any Error>
@@ -244,13 +243,21 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
                 "could not fetch an identity provider's keys",
                 metadata: ["source": "\(source)", "error": "\(String(describing: error).prefix(300))"])
             if let stale = entries[source], now < stale.staleUntil { return stale }
-            throw IdTokenRules.unreachable
+            throw error
         }
     }
 
     private static func fetchKeys(
         _ source: String, client: HTTPClient, allowLoopbackHTTP: Bool, timeout: Duration, clock: any WallClock
     ) async throws -> Entry {
+        let now = clock.now()
+        func lifetime(_ maxAge: TimeInterval?) -> TimeInterval { min(max(maxAge ?? minimumCache, minimumCache), maximumCache) }
+        if source.hasPrefix("document:") {
+            let (document, maxAge) = try await fetchJSON(
+                String(source.dropFirst("document:".count)), client: client, allowLoopbackHTTP: allowLoopbackHTTP, timeout: timeout)
+            return Entry(
+                keys: [], document: document, freshUntil: now + lifetime(maxAge), staleUntil: now + lifetime(maxAge) + staleGrace)
+        }
         var jwksURL = source
         if source.hasPrefix("discovery:") {
             let (discovery, _) = try await fetchJSON(
@@ -266,9 +273,7 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
             guard let jwk = value.objectValue, jwk["use"]?.stringValue ?? "sig" == "sig", let key = IssuerKey(jwk: jwk) else { return nil }
             return (jwk["kid"]?.stringValue, key)
         }
-        let now = clock.now()
-        let lifetime = min(max(maxAge ?? minimumCache, minimumCache), maximumCache)
-        return Entry(keys: keys, freshUntil: now + lifetime, staleUntil: now + lifetime + staleGrace)
+        return Entry(keys: keys, freshUntil: now + lifetime(maxAge), staleUntil: now + lifetime(maxAge) + staleGrace)
     }
 
     struct FetchError: Error, CustomStringConvertible {

@@ -369,6 +369,17 @@ struct CustomTokenTests {
                 #expect(
                     try await Self.exchange(api, try madeUp.token(uid: "m4", issuedAt: clock.now())).errorCode == "INVALID_CUSTOM_TOKEN")
                 #expect(issuer.fetches == fetchesAfterRegistration + 1)
+                // A minute on, a flood of made-up kids at once costs one refetch, not one a token.
+                clock.advance(61)
+                let flood = try await withThrowingTaskGroup(of: String?.self) { group in
+                    for index in 0..<8 {
+                        let token = try madeUp.token(uid: "f\(index)", issuedAt: clock.now())
+                        group.addTask { try await Self.exchange(api, token).errorCode }
+                    }
+                    return try await group.reduce(into: [String?]()) { $0.append($1) }
+                }
+                #expect(flood.allSatisfy { $0 == "INVALID_CUSTOM_TOKEN" })
+                #expect(issuer.fetches == fetchesAfterRegistration + 2)
                 // Another key under the published kid verifies nothing.
                 let forger = ServiceAccount(email: managed, keyID: "rsa-2", key: try _RSA.Signing.PrivateKey(keySize: .bits2048))
                 #expect(
