@@ -12,7 +12,10 @@ import NIOSSL
 /// `jwks_uri`, kept as long as `Cache-Control` says (clamped to 5 min–24 h); a token naming an
 /// unknown `kid` forces one refetch per issuer per 60 s; after a failed refresh the stale keys
 /// serve 24 h more. Fetches are HTTPS only (plain HTTP to loopback only when allowed, for `demo-`
-/// projects), 5 s, at most 1 MiB, no redirects, never a URL taken from a token.
+/// projects), 5 s, at most 1 MiB, no redirects, never a URL taken from a token. Every document
+/// (keys, discovery, a signer's `keysUrl`) is fetched once at a time however many requests want
+/// it, and a fetch that failed with nothing cached is remembered for ``failureMemory``: no client
+/// can make the server open outbound connections at will.
 ///
 /// It also fetches the documents of custom-token signers' `keysUrl` (§C.2) under the same rules.
 package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKeyDocuments {
@@ -33,12 +36,16 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
     private let fetchTimeout: Duration
     private var entries: [String: Entry] = [:]
     private var inFlight: [String: Task<Entry, any Error>] = [:]
+    /// Sources whose last fetch failed with nothing usable cached, until when that answer stands.
+    private var failedUntil: [String: Date] = [:]
 
     static let minimumCache: TimeInterval = 300
     static let maximumCache: TimeInterval = 86400
     static let staleGrace: TimeInterval = 86400
     static let forcedRefetchInterval: TimeInterval = 60
     static let maximumBytes = 1 << 20
+    /// How long a failed fetch (nothing cached) is the answer before the source is tried again.
+    static let failureMemory: TimeInterval = 15
 
     /// Creates the directory over `client` (which must not follow redirects; see ``makeClient()``).
     package init(client: HTTPClient, clock: any WallClock, allowLoopbackHTTP: Bool, fetchTimeout: Duration = .seconds(5), logger: Logger) {
@@ -96,20 +103,12 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
         return true
     }
 
-    /// Discovery documents by URL, kept as long as keys are.
-    private var discoveries: [String: (document: [String: JSONValue], until: Date)] = [:]
-
+    /// A config's discovery document, cached as keys are (one fetch at a time, stale for a day
+    /// after a failed refresh, a failure with nothing cached remembered briefly).
     private func discovery(_ config: IdPConfig) async throws -> [String: JSONValue] {
-        let url = Self.discoveryURL(config)
-        let now = clock.now()
-        if let cached = discoveries[url], now < cached.until { return cached.document }
         do {
-            let (document, maxAge) = try await Self.fetchJSON(
-                url, client: client, allowLoopbackHTTP: allowLoopbackHTTP, timeout: fetchTimeout)
-            discoveries[url] = (document, now + min(max(maxAge ?? Self.minimumCache, Self.minimumCache), Self.maximumCache))
-            return document
+            return try await cached("document:" + Self.discoveryURL(config), force: false).document
         } catch {
-            if let stale = discoveries[url] { return stale.document }
             throw IdTokenRules.unreachable
         }
     }
@@ -218,6 +217,11 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
     private func cached(_ source: String, force: Bool) async throws -> Entry {
         let now = clock.now()
         if !force, let entry = entries[source], now < entry.freshUntil { return entry }
+        if inFlight[source] == nil, let until = failedUntil[source], now < until {
+            // Failed a moment ago with nothing to fall back on: that is still the answer.
+            if let stale = entries[source], now < stale.staleUntil { return stale }
+            throw FetchError("the last fetch failed less than \(Int(Self.failureMemory)) s ago")
+        }
         let task: Task<Entry, any Error>
         if let running = inFlight[source] {
             task = running
@@ -234,11 +238,13 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
         do {
             var fetched = try await task.value
             inFlight[source] = nil
+            failedUntil[source] = nil
             fetched.lastForced = entries[source]?.lastForced
             entries[source] = fetched
             return fetched
         } catch {
             inFlight[source] = nil
+            failedUntil[source] = clock.now() + Self.failureMemory
             logger.warning(
                 "could not fetch an identity provider's keys",
                 metadata: ["source": "\(source)", "error": "\(String(describing: error).prefix(300))"])

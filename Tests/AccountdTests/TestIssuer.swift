@@ -28,6 +28,10 @@ final class TestIssuer: Sendable {
     var url: String { "\(certificatePEM == nil ? "http" : "https")://127.0.0.1:\(port)" }
     var jwksURL: String { url + "/jwks" }
     var fetches: Int { shared.state.withLock { $0.fetches } }
+    /// How many times the discovery document was asked for.
+    var discoveryFetches: Int { shared.discovery.withLock { $0.fetches } }
+    /// Makes the discovery document answer `status` (0: normally).
+    func forceDiscoveryStatus(_ status: Int) { shared.discovery.withLock { $0.status = status } }
     var rsaKeyID: String { shared.state.withLock { $0.rsaKeyID } }
 
     private init(port: Int, shared: Shared, certificatePEM: String?) {
@@ -41,6 +45,8 @@ final class TestIssuer: Sendable {
         let rsa = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
         let ec = P256.Signing.PrivateKey()
         let state = Mutex((rsaKeyID: "rsa-1", fetches: 0, maxAge: 3600))
+        /// Discovery requests seen, and a status to answer them with instead (0: the document).
+        let discovery = Mutex((fetches: 0, status: 0))
         /// The port, once listening (the discovery document names it).
         let port = Mutex(0)
         /// Codes the token endpoint will exchange: code → (ID token, PKCE challenge); and an
@@ -58,6 +64,11 @@ final class TestIssuer: Sendable {
         let scheme = tls ? "https" : "http"
         let router = Router()
         router.get("/.well-known/openid-configuration") { _, _ -> Response in
+            let forced = shared.discovery.withLock { discovery in
+                discovery.fetches += 1
+                return discovery.status
+            }
+            if forced != 0 { return Response(status: .init(code: forced)) }
             let base = "\(scheme)://127.0.0.1:\(shared.port.withLock { $0 })"
             return Self.json([
                 "issuer": base, "jwks_uri": base + "/jwks", "authorization_endpoint": base + "/authorize",

@@ -1,3 +1,4 @@
+import AccountAPI
 import AccountCore
 import AccountCrypto
 import AccountPostgres
@@ -22,7 +23,7 @@ func testConfiguration(port: Int = 0) -> Configuration {
         adminPort: 0,
         projectID: "demo-test",
         apiKeys: ["test-api-key"],
-        adminTokens: ["test-admin-token": "ops"],
+        adminTokens: ["test-admin-token-7Hq2vX9pL4mZ8wR": "ops"],
         authorizedDomains: ["localhost", "example.com"],
         keyEncryptionKey: Array(repeating: 7, count: 32),
         logLevel: .warning,
@@ -76,7 +77,7 @@ struct API: Sendable {
     /// The project of admin routes (the configuration's project id).
     var project = "demo-test"
     static let key = "test-api-key"
-    static let admin = ("Authorization", "Bearer test-admin-token")
+    static let admin = ("Authorization", "Bearer test-admin-token-7Hq2vX9pL4mZ8wR")
 
     /// POSTs a client RPC (`accounts:NAME?key=…`).
     func client(_ rpc: String, _ body: [String: any Sendable] = [:], prefix: String = "") async throws -> TestHTTPClient.Reply {
@@ -153,6 +154,7 @@ func withServer<T: Sendable>(
     _ configuration: Configuration = testConfiguration(),
     database: DatabaseURL,
     clock: any WallClock = SystemClock(),
+    onRoutes: @Sendable (APIRoutes) -> Void = { _ in },
     _ body: @escaping @Sendable (TestHTTPClient) async throws -> T
 ) async throws -> T {
     let adminPort = AsyncStream.makeStream(of: Int.self)
@@ -166,7 +168,7 @@ func withServer<T: Sendable>(
         onStartupFailure: { error in
             startupFailure.continuation.yield("\(error)")
             startupFailure.continuation.finish()
-        })
+        }, onRoutes: onRoutes)
     // HummingbirdTesting's live framework waits for ever for the port of a server whose start-up
     // failed, which would hang the whole suite. The run races the start-up's failure instead: that
     // fails the test with its cause, and the stuck wait is left behind.

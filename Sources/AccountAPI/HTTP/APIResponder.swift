@@ -16,14 +16,20 @@ package struct APIResponder: HTTPResponder {
     private let access: AccessPolicy
     private let deadline: Duration
     private let listener: Listener
+    /// Counts refused admin tokens per address (nil: nothing counted).
+    private let tokenGuard: AdminTokenGuard?
 
     /// Creates the responder for one listener; each request's database work must start within
-    /// `deadline` of its arrival (``RequestScope``).
-    package init(routes: APIRoutes, access: AccessPolicy, listener: Listener = .combined, deadline: Duration = .seconds(5)) {
+    /// `deadline` of its arrival (``RequestScope``); `tokenGuard` counts refused admin tokens.
+    package init(
+        routes: APIRoutes, access: AccessPolicy, listener: Listener = .combined, deadline: Duration = .seconds(5),
+        tokenGuard: AdminTokenGuard? = nil
+    ) {
         self.routes = routes
         self.access = access
         self.listener = listener
         self.deadline = deadline
+        self.tokenGuard = tokenGuard
     }
 
     package func respond(to request: Request, context: AccountRequestContext) async throws -> Response {
@@ -99,7 +105,7 @@ package struct APIResponder: HTTPResponder {
         resource: String?,
         logger: Logger
     ) async throws -> Response {
-        let caller = try resolveCaller(request, projectScoped: project != nil, pathProject: project)
+        let caller = try await resolveCaller(request, context: context, projectScoped: project != nil, pathProject: project)
         // Who may call is decided before a byte of the body is read: a refused caller's body is
         // never buffered nor parsed (Hummingbird discards it as it arrives).
         if case .client = caller, endpoint.access == .adminOnly { throw AccountError(.insufficientPermission) }
@@ -112,6 +118,8 @@ package struct APIResponder: HTTPResponder {
             }
             body = RPCBody(fields: fields)
         }
+        // Every string a client sends is bounded before any handler sees it (decision 17).
+        if case .client = caller { try body.checkClientBounds() }
         if let tenant = try body.nonEmptyString("tenantId") {
             _ = tenant
             throw AccountError(.unsupportedTenantOperation)
@@ -128,7 +136,7 @@ package struct APIResponder: HTTPResponder {
             query: Dictionary(
                 request.uri.queryParameters.filter { $0.key != "key" }.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { $1 }),
             body: body,
-            userAgent: request.headers[.userAgent],
+            userAgent: Self.userAgent(request),
             ipAddress: clientAddress(request, context),
             locale: request.headers[.init("X-Firebase-Locale")!],
             logger: logger
@@ -146,13 +154,14 @@ package struct APIResponder: HTTPResponder {
         guard let key = Self.apiKey(request) else { throw APIError.missingAPIKey }
         guard access.accepts(apiKey: key) else { throw APIError.invalidAPIKey }
         let body = try await Self.readBody(request, limit: endpoint.maxBodyBytes, form: true)
+        try body.checkClientBounds()
         let call = RPCCall(
             caller: .client(apiKey: key),
             projectID: access.projectID,
             projectScoped: false,
             method: request.method,
             body: body,
-            userAgent: request.headers[.userAgent],
+            userAgent: Self.userAgent(request),
             ipAddress: clientAddress(request, context),
             locale: nil,
             logger: logger
@@ -167,13 +176,37 @@ package struct APIResponder: HTTPResponder {
 
     private static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
 
+    /// The longest `User-Agent` kept (sessions record it); the rest is cut, at a character boundary.
+    static let userAgentLimit = 512
+
+    /// `User-Agent`, cut to ``userAgentLimit`` bytes: a session stores it, so its size is the server's choice.
+    static func userAgent(_ request: Request) -> String? {
+        guard let value = request.headers[.userAgent] else { return nil }
+        guard value.utf8.count > userAgentLimit else { return value }
+        var cut = ""
+        for character in value {
+            guard cut.utf8.count + character.utf8.count <= userAgentLimit else { break }
+            cut.append(character)
+        }
+        return cut
+    }
+
     /// identity-toolkit.md §1.3, checks 1–4, in order, after the listener's own rule: a public
     /// listener that does not serve admins refuses every bearer alike, and the admin listener
     /// refuses every call without one.
-    private func resolveCaller(_ request: Request, projectScoped: Bool, pathProject: String?) throws -> Caller {
+    /// A refused bearer counts against the client's address; an address out of guesses is refused
+    /// before its token is compared (``AdminTokenGuard``).
+    private func resolveCaller(_ request: Request, context: AccountRequestContext, projectScoped: Bool, pathProject: String?) async throws
+        -> Caller
+    {
         if let authorization = request.headers[.authorization], let token = Self.bearerToken(authorization) {
             guard listener.servesAdmins else { throw APIError.adminElsewhere }
-            guard let name = access.adminName(forBearer: token) else { throw APIError.unauthenticated }
+            let address = tokenGuard == nil ? nil : clientAddress(request, context)
+            try tokenGuard?.admit(address)
+            guard let name = access.adminName(forBearer: token) else {
+                try await RequestScope.arrived { try await tokenGuard?.failed(address) }
+                throw APIError.unauthenticated
+            }
             if let pathProject, pathProject != access.projectID { throw APIError.permissionDenied }
             return .admin(name: name)
         }

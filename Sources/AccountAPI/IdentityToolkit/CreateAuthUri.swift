@@ -31,17 +31,20 @@ enum CreateAuthUriRPC {
                 request.hostedDomain = try call.body.string("hostedDomain")
                 request.authFlowType = try call.body.string("authFlowType")
                 request.identifier = try call.body.string("identifier")
-                if case .object(let parameters)? = call.body.fields["customParameter"] {
+                if case .object(let parameters)? = call.body.value("customParameter") {
                     request.customParameters = parameters.compactMapValues(\.stringValue)
                 }
+                request.address = call.limitedAddress
                 let authURI = try await federation.createAuthURI(request, sessionID: sessionID)
                 return try WireEncoding.response(FlowResponse(authUri: authURI, providerId: provider.lowercased(), sessionId: sessionID))
             }
+            let sessionID = try call.body.nonEmptyString("sessionId") ?? service.randomIdentifier(count: 27, alphabet: alphabet)
+            // Echoed back: bounded as a flow's is (decision 17).
+            try FieldLimits.check(sessionID, "sessionId", FieldLimits.sessionID)
             let user = try await service.discover(
                 identifier: try call.body.string("identifier"), continueURI: try call.body.string("continueUri"),
                 address: call.limitedAddress
             )
-            let sessionID = try call.body.nonEmptyString("sessionId") ?? service.randomIdentifier(count: 27, alphabet: alphabet)
             if service.settings.emailEnumerationProtection && !call.caller.isAdmin {
                 return try WireEncoding.response(Response(sessionId: sessionID))
             }

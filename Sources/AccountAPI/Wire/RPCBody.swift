@@ -154,3 +154,45 @@ package struct RPCBody: Sendable {
         return String(decoding: snake, as: UTF8.self)
     }
 }
+
+extension RPCBody {
+    /// The longest string a client may send in any field, anywhere in the body (in UTF-8 bytes),
+    /// unless ``clientFieldLimits`` names the field: every client string is bounded before a
+    /// handler reads it, so a field added later cannot be used to store or echo megabytes.
+    /// Fields with a rule of their own (an email, a display name, decision 17's flow fields) are
+    /// checked again, tighter, by that rule.
+    static let clientStringLimit = 8 << 10
+
+    /// Client fields that legitimately carry more: credentials built from an IdP's ID token (16 KiB
+    /// by §A.4, inside a form or a URL), our ID tokens (which carry an IdP's sign-in attributes), a
+    /// custom token (8 KiB by §C.3) and a password (4096 UTF-16 units, up to three bytes each): the
+    /// limit lets their own checks answer with their own errors.
+    static let clientFieldLimits: [String: Int] = {
+        let named: [String: Int] = [
+            "postBody": 48 << 10, "requestUri": 48 << 10, "idToken": 32 << 10, "pendingIdToken": 32 << 10,
+            "token": 16 << 10, "password": 16 << 10, "newPassword": 16 << 10, "oldPassword": 16 << 10,
+        ]
+        var limits = named
+        for (name, limit) in named { limits[snakeCase(name)] = limit }
+        return limits
+    }()
+
+    /// Refuses a client's body holding a string longer than its field's limit, at any depth
+    /// (`INVALID_ARGUMENT : <field> is longer than <n> bytes.`).
+    package func checkClientBounds() throws(AccountError) {
+        for (name, value) in fields {
+            let limit = Self.clientFieldLimits[name] ?? Self.clientStringLimit
+            if Self.longestString(in: value) > limit { throw FieldLimits.tooLong(String(name.prefix(64)), limit) }
+        }
+    }
+
+    /// The longest string (or object key) in `value`, in UTF-8 bytes.
+    private static func longestString(in value: JSONValue) -> Int {
+        switch value {
+        case .string(let text): text.utf8.count
+        case .array(let items): items.lazy.map(longestString).max() ?? 0
+        case .object(let members): members.lazy.map { max($0.key.utf8.count, longestString(in: $0.value)) }.max() ?? 0
+        default: 0
+        }
+    }
+}

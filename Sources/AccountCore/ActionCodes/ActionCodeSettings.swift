@@ -16,8 +16,13 @@ package struct ActionCodeSettings: Sendable, Equatable, Codable {
     /// No settings.
     package init() {}
 
-    /// identity-toolkit.md §4.3 step 5, in order; never depends on whether an account exists.
+    /// identity-toolkit.md §4.3 step 5, in order; never depends on whether an account exists. The
+    /// app fields, stored with the code and written into its link, are bounded first (decision 17).
     package func validate(kind: ActionCodeKind, project: ProjectSettings) throws(AccountError) {
+        try FieldLimits.check(iOSBundleID, "iOSBundleId", FieldLimits.appField)
+        try FieldLimits.check(iOSAppStoreID, "iOSAppStoreId", FieldLimits.appField)
+        try FieldLimits.check(androidPackageName, "androidPackageName", FieldLimits.appField)
+        try FieldLimits.check(androidMinimumVersion, "androidMinimumVersion", FieldLimits.appField)
         if let continueURL {
             guard let host = Self.httpHost(continueURL) else { throw AccountError(.invalidContinueURI) }
             guard project.isAuthorized(host: host) else {

@@ -21,6 +21,8 @@ extension FederatedSignInService {
         package var hostedDomain: String?
         package var authFlowType: String?
         package var identifier: String?
+        /// The client's address: flows count against it (decision 17); nil for an admin.
+        package var address: String?
 
         /// Creates a request.
         package init(providerID: String) { self.providerID = providerID }
@@ -31,8 +33,30 @@ extension FederatedSignInService {
         "client_id", "response_type", "scope", "redirect_uri", "state", "nonce", "code_challenge", "code_challenge_method",
     ]
 
-    /// §A.5: steps 1–3, then the flow recorded and its URL built.
+    /// Checks what a redirect flow stores or echoes against decision 17's bounds, before anything
+    /// else: `sessionId`, `context`, `continueUri`, `oauthScope`, `hostedDomain` and the
+    /// `customParameter` entries.
+    static func checkBounds(_ request: AuthURIRequest, sessionID: String) throws(AccountError) {
+        try FieldLimits.check(sessionID, "sessionId", FieldLimits.sessionID)
+        try FieldLimits.check(request.context, "context", FieldLimits.context)
+        if let uri = request.continueURI, uri.utf8.count > FieldLimits.continueURI { throw AccountError(.invalidContinueURI) }
+        try FieldLimits.check(request.oauthScope, "oauthScope", FieldLimits.oauthScope)
+        try FieldLimits.check(request.hostedDomain, "hostedDomain", FieldLimits.appField)
+        try FieldLimits.check(request.authFlowType, "authFlowType", FieldLimits.customParameter)
+        try FieldLimits.check(request.identifier, "identifier", FieldLimits.customParameter)
+        guard request.customParameters.count <= FieldLimits.customParameterCount else {
+            throw AccountError(.invalidArgument, "customParameter has more than \(FieldLimits.customParameterCount) entries.")
+        }
+        for (name, value) in request.customParameters {
+            try FieldLimits.check(name, "customParameter", FieldLimits.customParameter)
+            try FieldLimits.check(value, "customParameter.\(name)", FieldLimits.customParameter)
+        }
+    }
+
+    /// §A.5: the bounds of decision 17, steps 1–3, the client's flow bucket; then the URL built and,
+    /// only once it could be, the flow recorded.
     package func createAuthURI(_ request: AuthURIRequest, sessionID: String) async throws -> String {
+        try Self.checkBounds(request, sessionID: sessionID)
         let providerID = request.providerID.lowercased()
         guard let config = try await enabledConfig(providerID) else {
             throw AccountError(.operationNotAllowed, "The identity provider configuration is not found.")
@@ -51,14 +75,9 @@ extension FederatedSignInService {
             || config.codeFlow
             || (providerID == "google.com" && config.clientSecret != nil
                 && (request.authFlowType == "CODE_FLOW" || request.oauthScope != nil))
+        // Every flow is a row for ten minutes: a client starts a bounded number (decision 17).
+        try await accounts.limiter.consume(.authFlowsPerIP, request.address.map(AbuseLimiter.networkKey))
         let state = Base64URL.encode(accounts.random.bytes(32))
-        let now = accounts.clock.now()
-        try await store.createFlow(
-            stateHash: sha256(Array(state.utf8)),
-            flow: IdPFlow(
-                providerID: providerID, sessionID: sessionID, redirectURI: continueURI, context: request.context,
-                codeFlow: codeFlow && (!apple || config.apple?.privateKey != nil), expiresAt: now + 600),
-            now: now)
         var items: [(String, String)] = [
             ("response_type", apple ? "code id_token" : codeFlow ? "code" : "id_token"), ("client_id", config.clientID),
             ("redirect_uri", continueURI), ("state", state),
@@ -88,6 +107,14 @@ extension FederatedSignInService {
         let query = url.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
         url.percentEncodedQuery = query
         guard let authURI = url.string else { throw IdTokenRules.unreachable }
+        // Written only now that the IdP's URL is known: a provider that cannot be reached leaves no row.
+        let now = accounts.clock.now()
+        try await store.createFlow(
+            stateHash: sha256(Array(state.utf8)),
+            flow: IdPFlow(
+                providerID: providerID, sessionID: sessionID, redirectURI: continueURI, context: request.context,
+                codeFlow: codeFlow && (!apple || config.apple?.privateKey != nil), expiresAt: now + 600),
+            now: now)
         return authURI
     }
 

@@ -40,6 +40,10 @@ package enum LimitBucket: String, Sendable, CaseIterable {
     case codeFailuresPerIP = "code_failures_per_ip"
     case lookupsPerIP = "lookups_per_ip"
     case credentialFailuresPerIP = "credential_failures_per_ip"
+    /// Redirect flows started (`createAuthUri` with a `providerId`), each a stored row (decision 17).
+    case authFlowsPerIP = "auth_flows_per_ip"
+    /// Admin bearer tokens refused on the admin listener: guesses at an operator's token.
+    case adminTokenFailuresPerIP = "admin_token_failures_per_ip"
 
     /// The default of §E.5.
     package var defaultBucket: RateBucket {
@@ -52,16 +56,18 @@ package enum LimitBucket: String, Sendable, CaseIterable {
         case .codeFailuresPerIP: RateBucket(burst: 30, period: 10)
         case .lookupsPerIP: RateBucket(burst: 60, period: 10)
         case .credentialFailuresPerIP: RateBucket(burst: 30, period: 10)
+        case .authFlowsPerIP: RateBucket(burst: 100, period: 10)
+        case .adminTokenFailuresPerIP: RateBucket(burst: 20, period: 30)
         }
     }
 
     /// The refusal's text after `TOO_MANY_ATTEMPTS_TRY_LATER : ` (§E.5).
-    var refusal: String {
+    package var refusal: String {
         switch self {
         case .passwordFailuresPerIP: "Too many unsuccessful login attempts. Please try again later."
         case .accountCreationsPerIP: "Too many accounts created from this network. Please try again later."
         case .mailPerAddressSpacing, .mailPerAddress: "Too many emails sent to this address. Please try again later."
-        case .mailPerIP, .codeFailuresPerIP, .lookupsPerIP, .credentialFailuresPerIP:
+        case .mailPerIP, .codeFailuresPerIP, .lookupsPerIP, .credentialFailuresPerIP, .authFlowsPerIP, .adminTokenFailuresPerIP:
             "Too many requests from this network. Please try again later."
         }
     }

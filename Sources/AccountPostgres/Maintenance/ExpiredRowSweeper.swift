@@ -8,9 +8,10 @@ import ServiceLifecycle
 /// sessions and deleted users' tombstones after 30 days, delivered or failed outbox rows after 7
 /// days; abuse-limit buckets once full again, and password-failure counts once a new failure would
 /// start afresh (`failureReset`) and no lock is in force; used custom tokens' hashes and IdP
-/// nonces once their tokens have expired, pending IdP tokens after their hour, redirect flows a day
-/// after they expired. Runs hourly in small batches so it never
-/// holds long locks; every replica may run it.
+/// nonces once their tokens have expired, pending IdP tokens after their hour, redirect flows as
+/// soon as they expire (used or not: either way the callback answers "unknown or expired"). Runs
+/// every five minutes in small batches so it never holds long locks, and so a flow, which lives ten
+/// minutes, is gone within fifteen; every replica may run it.
 package struct ExpiredRowSweeper: Service {
     private let database: Database
     private let logger: Logger
@@ -18,7 +19,7 @@ package struct ExpiredRowSweeper: Service {
     private let failureReset: TimeInterval
 
     /// Creates the sweeper; `failureReset` is the lockout's reset period (`ACCOUNTD_LOCKOUT_RESET_HOURS`).
-    package init(database: Database, logger: Logger, interval: Duration = .seconds(3600), failureReset: TimeInterval = 12 * 3600) {
+    package init(database: Database, logger: Logger, interval: Duration = .seconds(300), failureReset: TimeInterval = 12 * 3600) {
         self.database = database
         self.logger = logger
         self.interval = interval
@@ -78,7 +79,7 @@ package struct ExpiredRowSweeper: Service {
             DELETE FROM idp_pending WHERE token_hash IN (SELECT token_hash FROM idp_pending WHERE expires_at < \(now) LIMIT 5000)
             """,
             """
-            DELETE FROM idp_flows WHERE state_hash IN (SELECT state_hash FROM idp_flows WHERE expires_at < \(now) - interval '1 day' LIMIT 5000)
+            DELETE FROM idp_flows WHERE state_hash IN (SELECT state_hash FROM idp_flows WHERE expires_at < \(now) LIMIT 5000)
             """,
         ]
         var total = 0
