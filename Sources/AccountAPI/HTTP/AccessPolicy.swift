@@ -23,15 +23,18 @@ package struct AccessPolicy: Sendable {
 
     /// The client's address: the peer's, or, when the peer is a trusted proxy, the right-most
     /// `X-Forwarded-For` entry that is not a trusted proxy (§E.2). A forged header from an
-    /// untrusted peer changes nothing.
+    /// untrusted peer changes nothing. Canonical (decision 13): an IPv4-mapped or NAT64 address is
+    /// its IPv4 address, so a dual-stack listener keys, matches and stores IPv4 clients as IPv4.
     package func clientAddress(peer: String?, forwardedFor: [String]) -> String? {
-        guard let peer, !trustedProxies.isEmpty, trustedProxies.contains(where: { $0.contains(peer) }) else { return peer }
+        guard let raw = peer else { return nil }
+        let peer = IPAddress.canonical(raw) ?? raw
+        guard !trustedProxies.isEmpty, trustedProxies.contains(where: { $0.contains(peer) }) else { return peer }
         let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
         var client = peer
         for hop in hops.reversed() {
-            guard IPNetwork(hop) != nil else { break }  // not an address: stop believing the header
-            client = hop
-            if !trustedProxies.contains(where: { $0.contains(hop) }) { break }
+            guard let address = IPAddress.canonical(hop) else { break }  // not an address: stop believing the header
+            client = address
+            if !trustedProxies.contains(where: { $0.contains(address) }) { break }
         }
         return client
     }

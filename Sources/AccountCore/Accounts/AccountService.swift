@@ -88,7 +88,8 @@ package struct AccountService: Sendable {
             guard settings.allowAnonymous else { throw AccountError(.adminOnlyOperation) }
             try await limiter.consume(.accountCreationsPerIP, client.ipAddress.map(AbuseLimiter.networkKey))
             let now = clock.now()
-            let user = newUser(localID: LocalID.generate(random), now: now)
+            var user = newUser(localID: LocalID.generate(random), now: now)
+            user.anonymous = true
             let session = newSession(provider: "anonymous", method: "anonymous", client: client)
             let (created, ticket) = try await store.createUser(user, session: session, now: now)
             return SignedIn(user: created, tokens: try await mint(created, session, ticket!), isNewUser: true)

@@ -115,6 +115,14 @@ package struct UserChange: Sendable, Equatable {
     /// No change.
     package init() {}
 
+    /// Whether the change gives the account a way to sign in (an email, a password, a phone number
+    /// or a linked identity): an anonymous account stops being anonymous for good (decision 14).
+    package var addsCredential: Bool {
+        if case .set = email { return true }
+        if case .set = phoneNumber { return true }
+        return password != nil || linkIdentity != nil
+    }
+
     /// Which fields changed, for the audit trail (values of secrets omitted).
     package var summary: [String: String] {
         var fields: [String: String] = [:]

@@ -16,6 +16,9 @@ package struct UserRecord: Sendable, Equatable {
     /// The custom claims, a JSON object serialised.
     package var customAttributes: String?
     package var customAuth: Bool
+    /// Created by anonymous sign-up and has gained no credential since (decision 14): recorded,
+    /// never derived, so losing a credential never makes an account anonymous.
+    package var anonymous: Bool
     package var createdAt: Date
     package var lastLoginAt: Date?
     package var lastRefreshAt: Date?
@@ -34,7 +37,7 @@ package struct UserRecord: Sendable, Equatable {
     package init(
         localID: String, email: String? = nil, emailVerified: Bool = false, emailLinkSignin: Bool = false,
         initialEmail: String? = nil, displayName: String? = nil, photoURL: String? = nil, phoneNumber: String? = nil,
-        disabled: Bool = false, customAttributes: String? = nil, customAuth: Bool = false, createdAt: Date,
+        disabled: Bool = false, customAttributes: String? = nil, customAuth: Bool = false, anonymous: Bool = false, createdAt: Date,
         lastLoginAt: Date? = nil, lastRefreshAt: Date? = nil, validSince: Int64, tokensValidAfter: Date,
         credentialVersion: Int64 = 0, password: PasswordCredential? = nil, federated: [FederatedIdentity] = []
     ) {
@@ -49,6 +52,7 @@ package struct UserRecord: Sendable, Equatable {
         self.disabled = disabled
         self.customAttributes = customAttributes
         self.customAuth = customAuth
+        self.anonymous = anonymous
         self.createdAt = createdAt
         self.lastLoginAt = lastLoginAt
         self.lastRefreshAt = lastRefreshAt
@@ -79,9 +83,10 @@ package struct UserRecord: Sendable, Equatable {
         (hasPasswordProvider ? ["password"] : []) + federated.map(\.providerID)
     }
 
-    /// Whether the account has no way to sign in but a session (an anonymous user).
+    /// Whether the account is an anonymous user's: made by anonymous sign-up, and still without any
+    /// way to sign in but its session. An account that had a credential and lost it is not.
     package var isAnonymous: Bool {
-        email == nil && phoneNumber == nil && password == nil && federated.isEmpty && !customAuth
+        anonymous && email == nil && phoneNumber == nil && password == nil && federated.isEmpty && !customAuth
     }
 
     /// The custom claims as an object (empty when none or unparsable).

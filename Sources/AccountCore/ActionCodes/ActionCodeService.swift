@@ -99,22 +99,25 @@ package struct ActionCodeService: Sendable {
 
         // Abuse limits (federation-and-limits.md §E.5), before step 7 so that they count alike
         // whether or not the account exists: the recipient's spacing and count and the address's
-        // count for clients, then the project's daily quota for every mail that will be sent.
+        // count for clients. The project's daily quota counts only mail that is queued (decision
+        // 12): made-up addresses must not use up every user's resets.
         let limiter = accounts.limiter
-        if let recipient = newEmail ?? email ?? user?.email {
-            if !request.isAdmin {
-                try await limiter.consumeClientMail(kind.emailKind, recipient: recipient, address: request.ipAddress)
-            }
-            if !request.returnOobLink { try await limiter.consumeMailQuota(kind.emailKind, project: settings.projectID) }
+        if let recipient = newEmail ?? email ?? user?.email, !request.isAdmin {
+            try await limiter.consumeClientMail(kind.emailKind, recipient: recipient, address: request.ipAddress)
         }
 
-        // Step 7: account state; protection hides existence from clients.
+        // Step 7: account state; protection hides existence from clients, and a hidden refusal
+        // answers the quota as a queued mail would.
         let hide = settings.emailEnumerationProtection && !request.isAdmin
+        func hidden(_ email: String) async throws -> SendResult {
+            try await limiter.peekMailQuota(kind.emailKind, project: settings.projectID)
+            return SendResult(email: email)
+        }
         switch kind {
         case .passwordReset:
             let found = try await accounts.store.user(email: email!)
             guard let found, !found.disabled else {
-                if hide { return SendResult(email: email!) }
+                if hide { return try await hidden(email!) }
                 throw AccountError(found == nil ? .emailNotFound : .userDisabled)
             }
             user = found
@@ -127,21 +130,23 @@ package struct ActionCodeService: Sendable {
             email = address
             if kind == .verifyEmail, user!.disabled { throw AccountError(.userDisabled) }
             if let newEmail, let owner = try await accounts.store.user(email: newEmail), owner.localID != user!.localID {
-                if hide { return SendResult(email: address) }
+                if hide { return try await hidden(address) }
                 throw AccountError(.emailExists)
             }
         case .emailSignIn:
             user = try await accounts.store.user(email: email!)
             // A disabled account's link could never complete; refuse it as a reset is refused.
             if let found = user, found.disabled {
-                if hide { return SendResult(email: email!) }
+                if hide { return try await hidden(email!) }
                 throw AccountError(.userDisabled)
             }
         case .recoverEmail:
             break
         }
 
-        // Step 8: the code, and its email in the same transaction.
+        // Step 8: the code, and its email in the same transaction; the email counts in the
+        // project's quota now that it will be queued.
+        if !request.returnOobLink { try await limiter.consumeMailQuota(kind.emailKind, project: settings.projectID) }
         let code = NewActionCode(
             random: accounts.random, kind: kind, localID: user?.localID, email: email!, newEmail: newEmail,
             settingsJSON: request.settings.json, lang: request.lang, now: accounts.clock.now(), lifetimes: settings.codeLifetimes

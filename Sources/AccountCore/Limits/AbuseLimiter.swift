@@ -8,7 +8,7 @@ package struct AbuseLimiter: Sendable {
     package let settings: AbuseLimitSettings
     let store: any AbuseLimitStore
     let keyer: any LimitKeyer
-    let clock: any WallClock
+    package let clock: any WallClock
 
     /// Wires the limiter.
     package init(settings: AbuseLimitSettings, store: any AbuseLimitStore, keyer: any LimitKeyer, clock: any WallClock) {
@@ -23,11 +23,10 @@ package struct AbuseLimiter: Sendable {
         AbuseLimiter(settings: AbuseLimitSettings(enabled: false), store: NoLimitStore(), keyer: NoLimitStore(), clock: clock)
     }
 
-    /// The key an address counts under: IPv4 the address, IPv6 its /64 (§E.2).
+    /// The key an address counts under: IPv4 the address (also when IPv4-mapped), IPv6 its /64
+    /// (§E.2, decision 13).
     package static func networkKey(_ address: String) -> String {
-        guard address.contains(":"), let bytes = IPNetwork.parse(address) else { return address }
-        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
-        return groups.joined(separator: ":") + "::/64"
+        IPAddress.networkKey(address)
     }
 
     // MARK: Buckets
@@ -93,11 +92,23 @@ package struct AbuseLimiter: Sendable {
         }
     }
 
-    /// Counts a mail of `kind` against the project's daily quota.
+    /// Counts a mail of `kind` about to be queued against the project's daily quota (decision 12:
+    /// only mail actually queued counts).
     package func consumeMailQuota(_ kind: EmailKind, project: String) async throws {
         guard settings.enabled, let size = settings.mailQuotas[kind] else { return }
         let name = AbuseLimitSettings.quotaName(kind)
         if let wait = try await store.consume(name, size, key: keyer.key(name, project), now: clock.now()) {
+            throw refusal(.quotaExceeded, "Exceeded daily quota for \(Self.quotaNoun(kind)) emails.", wait: wait)
+        }
+    }
+
+    /// Refuses as ``consumeMailQuota(_:project:)`` would while the quota is spent, counting
+    /// nothing: the answer to a request that queues no mail (an unknown address under enumeration
+    /// protection) must not differ from one that would.
+    package func peekMailQuota(_ kind: EmailKind, project: String) async throws {
+        guard settings.enabled, let size = settings.mailQuotas[kind] else { return }
+        let name = AbuseLimitSettings.quotaName(kind)
+        if let wait = try await store.peek(name, size, key: keyer.key(name, project), now: clock.now()) {
             throw refusal(.quotaExceeded, "Exceeded daily quota for \(Self.quotaNoun(kind)) emails.", wait: wait)
         }
     }
@@ -108,7 +119,8 @@ package struct AbuseLimiter: Sendable {
         let code: AccountError.Code = kind == .passwordReset ? .resetPasswordExceedLimit : .tooManyAttempts
         try await consume(.mailPerAddressSpacing, recipient, code: code)
         try await consume(.mailPerAddress, recipient, code: code)
-        try await consume(.mailPerIP, address.map(Self.networkKey))
+        // Decision 12: IPv6 mail senders count by /56, the smallest network a home or a host is usually given.
+        try await consume(.mailPerIP, address.map { IPAddress.networkKey($0, ipv6Prefix: 56) })
     }
 
     static func quotaNoun(_ kind: EmailKind) -> String {

@@ -80,6 +80,11 @@ package enum RevokeReason: String, Sendable, CaseIterable {
     case accountOverwritten = "ACCOUNT_OVERWRITTEN"
     case idleTimeout = "IDLE_TIMEOUT"
     case expired = "EXPIRED"
+
+    /// Sessions ended because the mailbox's owner proved it (THE RULE) or reset the password: they
+    /// may have been a squatter's, so they prove nothing about where the owner signs in from (the
+    /// known-network test of federation-and-limits.md §E.4 ignores them, decision 15).
+    package static let disowned: [RevokeReason] = [.emailLinkTakeoverProtection, .idpTakeoverProtection, .passwordReset]
 }
 
 /// What a new session starts with; the store writes it in the transaction that signs the user in.

@@ -84,10 +84,11 @@ extension PostgresAccountStore {
             try await tx.query(
                 """
                 INSERT INTO users (tenant_id, local_id, email, email_verified, email_link_signin, initial_email, display_name, photo_url,
-                    phone_number, disabled, custom_attributes, custom_auth, created_at, last_login_at, tokens_valid_after, valid_since)
+                    phone_number, disabled, custom_attributes, custom_auth, anonymous, created_at, last_login_at, tokens_valid_after, valid_since)
                 VALUES (\(tenant), \(user.localID), \(user.email), \(user.emailVerified), \(user.emailLinkSignin), \(user.initialEmail),
                     \(user.displayName), \(user.photoURL), \(user.phoneNumber), \(user.disabled), \(user.customAttributes),
-                    \(user.customAuth), \(user.createdAt), \(session == nil ? nil : now), \(user.tokensValidAfter), \(user.validSince))
+                    \(user.customAuth), \(user.anonymous), \(user.createdAt), \(session == nil ? nil : now), \(user.tokensValidAfter),
+                    \(user.validSince))
                 """)
             if let credential = user.password {
                 try await tx.writePassword(
@@ -206,6 +207,7 @@ extension StoreTransaction {
                 email_link_signin = email_link_signin AND \(keepsEmail) AND NOT \(deletesPassword),
                 initial_email = CASE WHEN \(keepsEmail) OR \(clearsEmail) THEN initial_email ELSE coalesce(initial_email, email) END,
                 credential_version = credential_version + \(credentialSteps),
+                anonymous = anonymous AND NOT \(change.addsCredential),
                 disabled = coalesce(\(change.disabled), disabled),
                 created_at = coalesce(\(change.createdAt), created_at),
                 last_login_at = coalesce(\(change.lastLoginAt), last_login_at)
@@ -246,6 +248,7 @@ extension StoreTransaction {
                 INSERT INTO federated_identities (tenant_id, local_id, provider_id, raw_id, email, display_name, photo_url, linked_at)
                 VALUES (\(tenant), \(localID), \(link.providerID), \(link.rawID), \(link.email), \(link.displayName), \(link.photoURL), \(now))
                 """)
+            // The UPDATE above already cleared `anonymous` (a link is a credential: UserChange.addsCredential).
         }
     }
 

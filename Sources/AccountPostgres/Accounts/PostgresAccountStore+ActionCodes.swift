@@ -125,7 +125,7 @@ extension PostgresAccountStore: ActionCodeStore {
                 localID = user.localID
                 try await tx.query(
                     """
-                    UPDATE users SET email = \(completion.email), email_verified = true, email_link_signin = true,
+                    UPDATE users SET email = \(completion.email), email_verified = true, email_link_signin = true, anonymous = false,
                         last_login_at = \(now), initial_email = CASE WHEN email IS NOT NULL AND email <> \(completion.email)
                                              THEN coalesce(initial_email, email) ELSE initial_email END
                     WHERE tenant_id = \(tenant) AND local_id = \(localID)

@@ -99,7 +99,7 @@ extension PostgresAccountStore: CustomTokenSignerStore {
             if user.disabled { throw AccountError(.userDisabled) }
             try await tx.query(
                 """
-                UPDATE users SET custom_auth = true, last_login_at = \(now) WHERE tenant_id = \(tenant) AND local_id = \(localID)
+                UPDATE users SET custom_auth = true, anonymous = false, last_login_at = \(now) WHERE tenant_id = \(tenant) AND local_id = \(localID)
                 """)
             user.customAuth = true
             user.lastLoginAt = now

@@ -23,6 +23,7 @@ struct NamedRow<Column: RawRepresentable & CaseIterable> where Column.RawValue =
 enum UserColumn: Int, CaseIterable {
     case localID, email, emailVerified, emailLinkSignin, initialEmail, displayName, photoURL, phoneNumber, disabled
     case customAttributes, customAuth, createdAt, lastLoginAt, lastRefreshAt, validSince, tokensValidAfter, credentialVersion
+    case anonymous
     case passwordAlgorithm, passwordHash, passwordSalt, passwordParameters, passwordUpdatedAt
     /// The federated links, a JSON array of `[provider, rawId, email, displayName, photoUrl, linkedAtMillis]`.
     case federated
@@ -46,6 +47,7 @@ enum UserColumn: Int, CaseIterable {
         case .validSince: "u.valid_since"
         case .tokensValidAfter: "u.tokens_valid_after"
         case .credentialVersion: "u.credential_version"
+        case .anonymous: "u.anonymous"
         case .passwordAlgorithm: "p.algorithm"
         case .passwordHash: "p.hash"
         case .passwordSalt: "p.salt"
@@ -121,6 +123,7 @@ extension PostgresAccountStore {
             disabled: try c(.disabled),
             customAttributes: try c(.customAttributes),
             customAuth: try c(.customAuth),
+            anonymous: try c(.anonymous),
             createdAt: try c(.createdAt),
             lastLoginAt: try c(.lastLoginAt),
             lastRefreshAt: try c(.lastRefreshAt),

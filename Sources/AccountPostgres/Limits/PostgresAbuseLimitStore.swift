@@ -138,6 +138,7 @@ package struct PostgresAbuseLimitStore: AbuseLimitStore {
                     binds.append(bucket?.name)
                     try binds.append(addressKey.map { Data($0) })
                     try binds.append(Data(emailKey))
+                    binds.append(RevokeReason.disowned.map(\.rawValue))
                     return binds
                 }())
             let tolerance = bucket?.size.tolerance ?? 0
@@ -157,7 +158,7 @@ package struct PostgresAbuseLimitStore: AbuseLimitStore {
 /// sign-in runs it: planned once per connection). `$1` tenant, `$2` lower-case email, `$3` the
 /// client's address or null, `$4` since when a session's activity makes the address known, `$5`
 /// now, `$6` the address bucket's name or null, `$7` the address's bucket key or null, `$8` the
-/// email's failure key. One row: the class, the seconds the bucket's arrival time runs ahead (null:
+/// email's failure key, `$9` the revoke reasons whose sessions prove nothing (decision 15). One row: the class, the seconds the bucket's arrival time runs ahead (null:
 /// no row), whether the class has failures, its lock.
 struct PasswordPrecheckStatement: PreparedQuery {
     static let sql = """
@@ -167,6 +168,7 @@ struct PasswordPrecheckStatement: PreparedQuery {
                 WHERE u.tenant_id = $1 AND lower(u.email) = $2::text
                   AND greatest(s.created_at, coalesce(s.last_refresh_at, s.created_at)) > $4::timestamptz
                   AND s.ip_address IS NOT NULL
+                  AND (s.revoke_reason IS NULL OR s.revoke_reason <> ALL($9::text[]))
                   AND (s.ip_address = $3::text
                        OR (position(':' IN $3::text) > 0 AND position(':' IN s.ip_address) > 0
                            AND set_masklen(s.ip_address::inet, 64) = set_masklen($3::inet, 64)))
