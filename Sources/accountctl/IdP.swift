@@ -33,7 +33,11 @@ struct IdP: AsyncParsableCommand {
             ("issuer", config["issuer"] as? String ?? "(built in)"), ("display name", config["displayName"] as? String ?? "-"),
             ("flow", (config["responseType"] as? [String: Any])?["code"] as? Bool == true ? "code" : "id_token"),
             ("client secret", options["clientSecretSet"] as? Bool == true ? "set" : "-"),
-            ("trusted email domains", (options["trustedEmailDomains"] as? [String])?.joined(separator: ", ") ?? "(default)"),
+            (
+                "trusted email domains",
+                (options["trustedEmailDomains"] as? [String]).map { $0.isEmpty ? "(none)" : $0.joined(separator: ", ") }
+                    ?? (name.hasPrefix("oidc.") ? "(default: none)" : "(default)")
+            ),
         ]
         Output.table(["field", "value"], rows.map { [$0.0, $0.1] })
     }
@@ -78,12 +82,22 @@ struct IdP: AsyncParsableCommand {
         var trustedDomains: [String] = []
         @Flag(name: .customLong("trust-any"), help: "Every verified email is proven.") var trustAny = false
         @Flag(name: .customLong("trust-none"), help: "No email is proven (links need confirmation).") var trustNone = false
+        @Option(
+            name: .customLong("trust-email-domains"),
+            help: ArgumentHelp(
+                "The domains whose verified emails this provider proves, comma-separated; * for any (OIDC providers prove none unless told).",
+                valueName: "DOMAINS"))
+        var trustEmailDomains: String?
 
         func options() throws -> [String: Any] {
             var options: [String: Any] = [:]
             if !additionalClientIDs.isEmpty { options["additionalClientIds"] = additionalClientIDs }
-            guard [!trustedDomains.isEmpty, trustAny, trustNone].filter({ $0 }).count <= 1 else {
-                throw CLIError.usage("give one of --trusted-domain, --trust-any, --trust-none")
+            guard [!trustedDomains.isEmpty, trustAny, trustNone, trustEmailDomains != nil].filter({ $0 }).count <= 1 else {
+                throw CLIError.usage("give one of --trust-email-domains, --trusted-domain, --trust-any, --trust-none")
+            }
+            if let list = trustEmailDomains {
+                options["trustedEmailDomains"] = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                    .filter { !$0.isEmpty }
             }
             if !trustedDomains.isEmpty { options["trustedEmailDomains"] = trustedDomains }
             if trustAny { options["trustedEmailDomains"] = ["*"] }

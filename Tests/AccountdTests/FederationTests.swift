@@ -19,7 +19,9 @@ struct FederationTests {
         return configuration
     }
 
-    /// Configures `providerID` against the issuer (built-in ones read its JWKS), enabled.
+    /// Configures `providerID` against the issuer (built-in ones read its JWKS), enabled. An OIDC
+    /// provider proves every domain unless `options` says otherwise: the reference's checklist
+    /// (§A.15) was written for that trust, which decision 11 makes the operator's explicit choice.
     @discardableResult
     static func configure(
         _ http: TestHTTPClient, _ issuer: TestIssuer, _ providerID: String = "oidc.test", enabled: Bool = true,
@@ -29,6 +31,7 @@ struct FederationTests {
         var accountd = options
         let path: String
         if providerID.hasPrefix("oidc.") {
+            if accountd["trustedEmailDomains"] == nil { accountd["trustedEmailDomains"] = ["*"] }
             body["issuer"] = issuer.url
             path = "/v2/projects/demo-test/oauthIdpConfigs?oauthIdpConfigId=\(providerID)"
         } else {
@@ -685,7 +688,7 @@ struct InsecureIdPModeTests {
             #expect(try await FederationTests.signIn(api, "saml.partner", idToken: bare).errorCode == "OPERATION_NOT_ALLOWED")
         }
         let production = [
-            "ACCOUNTD_PROJECT_ID": "acme-prod", "ACCOUNTD_API_KEYS": "k1", "ACCOUNTD_ADMIN_TOKENS": "ops:s3cret",
+            "ACCOUNTD_PROJECT_ID": "acme-prod", "ACCOUNTD_API_KEYS": "k1", "ACCOUNTD_ADMIN_TOKENS": "ops:s3cret-7Hq2vX9pL4mZ8wR0a",
             "ACCOUNTD_KEY_ENCRYPTION_KEY": String(repeating: "ab", count: 32), "ACCOUNTD_MAIL_TRANSPORT": "smtp",
             "ACCOUNTD_ACCEPT_UNVERIFIED_IDP_TOKENS": "1",
         ]

@@ -142,8 +142,17 @@ package struct FederatedSignInService: Sendable {
                 result.outcome = .signedIn(user, try await accounts.mint(user, session, ticket), isNewUser: false, emailRecycled: false)
                 return result
             }
-            let outcome = try await store.signInFederated(
-                FederatedSignIn(use: use(), autoCreate: request.autoCreate, newLocalID: LocalID.generate(accounts.random)))
+            // An account it creates counts against the client's address (§E.5), taken only when the
+            // sign-in turns out to create one: a returning user's sign-in costs no extra statement.
+            let newLocalID = LocalID.generate(accounts.random)
+            var outcome = try await store.signInFederated(
+                FederatedSignIn(
+                    use: use(), autoCreate: request.autoCreate, newLocalID: newLocalID, creationAdmitted: !limiter.settings.enabled))
+            if case .creationNeedsAdmission = outcome {
+                try await limiter.consume(.accountCreationsPerIP, address.map(AbuseLimiter.networkKey))
+                outcome = try await store.signInFederated(
+                    FederatedSignIn(use: use(), autoCreate: request.autoCreate, newLocalID: newLocalID, creationAdmitted: true))
+            }
             switch outcome {
             case .signedIn(let user, let ticket, let isNewUser, let recycled):
                 result.outcome = .signedIn(
@@ -152,6 +161,9 @@ package struct FederatedSignInService: Sendable {
                 // Rolled back with everything else: kept on its own, for the link that follows.
                 if isNewPending { try await savePending(pendingToken, assertion) }
                 result.outcome = .needConfirmation(user)
+            case .creationNeedsAdmission:
+                // Only asked once, and the second ask admits: unreachable.
+                throw AccountError(.unavailable, "The account is busy, retry shortly.")
             }
             return result
         } catch let error as AccountError

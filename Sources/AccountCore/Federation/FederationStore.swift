@@ -35,12 +35,18 @@ package struct FederatedSignIn: Sendable {
     package var use: FederatedUse
     package var autoCreate: Bool
     package var newLocalID: String
+    /// Whether creating an account was already counted against the client's address
+    /// (`account_creations_per_ip`, §E.5). When not, a sign-in that would create one rolls back
+    /// and answers ``FederatedSignInOutcome/creationNeedsAdmission`` instead: the count is taken
+    /// outside any transaction, and only for sign-ins that create.
+    package var creationAdmitted: Bool
 
     /// Creates a request.
-    package init(use: FederatedUse, autoCreate: Bool, newLocalID: String) {
+    package init(use: FederatedUse, autoCreate: Bool, newLocalID: String, creationAdmitted: Bool = true) {
         self.use = use
         self.autoCreate = autoCreate
         self.newLocalID = newLocalID
+        self.creationAdmitted = creationAdmitted
     }
 }
 
@@ -49,6 +55,9 @@ package enum FederatedSignInOutcome: Sendable {
     case signedIn(UserRecord, MintTicket, isNewUser: Bool, emailRecycled: Bool)
     /// §A.8 row 3: nothing changed, nothing was consumed.
     case needConfirmation(UserRecord)
+    /// Row 5 with ``FederatedSignIn/creationAdmitted`` false: nothing changed; count the creation
+    /// and ask again.
+    case creationNeedsAdmission
 }
 
 /// Linking an identity to a signed-in user (§A.9).

@@ -128,4 +128,12 @@ package enum FederationRules {
         if let identityOwner, identityOwner != user.localID { throw AccountError(.federatedUserIDAlreadyLinked) }
         if let emailOwner, emailOwner != user.localID { throw AccountError(.emailExists) }
     }
+
+    /// The `emailVerified` an account stores when it takes the assertion's email (a new account, or
+    /// a linked account that had none): the assertion's, and only when the provider is trusted for
+    /// that email (decision 10). An untrusted IdP's "verified" would otherwise leave a squatter a
+    /// verified account that THE RULE, which strips only unverified ones, never reclaims.
+    package static func storedEmailVerified(_ assertion: IdPAssertion, trusted: Bool) -> Bool {
+        assertion.email != nil && assertion.emailVerified && trusted
+    }
 }

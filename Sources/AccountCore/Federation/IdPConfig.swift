@@ -60,10 +60,21 @@ package struct IdPConfig: Sendable, Equatable {
     /// The issuer named in error messages and whose discovery document is read.
     package var primaryIssuer: String { issuers.first ?? "" }
 
-    /// The domains whose verified addresses this provider proves (§A.7), with its defaults.
+    /// The domains whose verified addresses this provider proves (§A.7), with its defaults: Gmail's
+    /// for google.com, any for apple.com, none for an OIDC provider (decision 11: adding a workforce
+    /// IdP must not hand it every customer account with the same address; `["*"]` is the
+    /// operator's explicit choice).
     package var trustedEmailDomains: [String] {
-        options.trustedEmailDomains ?? (providerID == "google.com" ? ["gmail.com", "googlemail.com"] : ["*"])
+        if let domains = options.trustedEmailDomains { return domains }
+        switch providerID {
+        case "google.com": return ["gmail.com", "googlemail.com"]
+        case "apple.com": return ["*"]
+        default: return []
+        }
     }
+
+    /// Whether the provider proves any domain's addresses (`"*"`): the server warns at start.
+    package var trustsAnyDomain: Bool { trustedEmailDomains.contains("*") }
 }
 
 /// Apple's extra settings (`appleSignInConfig`).

@@ -94,6 +94,9 @@ extension PostgresAccountStore: FederationStore {
         let user: UserRecord
     }
 
+    /// Thrown inside the transaction to roll it back when it would create an account not yet counted.
+    private struct NeedsAdmission: Error {}
+
     package func signInFederated(_ request: FederatedSignIn) async throws -> FederatedSignInOutcome {
         // One re-run when a concurrent sign-in or sign-up won the identity or the email (§A.8).
         for attempt in 1...2 {
@@ -101,6 +104,8 @@ extension PostgresAccountStore: FederationStore {
                 return try await transaction { tx in try await resolve(request, in: tx) }
             } catch let waiting as NeedsConfirmation {
                 return .needConfirmation(waiting.user)
+            } catch is NeedsAdmission {
+                return .creationNeedsAdmission
             } catch let error as AccountError
                 where attempt == 1 && (error.code == .emailExists || error.code == .federatedUserIDAlreadyLinked)
             {
@@ -158,13 +163,14 @@ extension PostgresAccountStore: FederationStore {
                 strip == nil ? "federated.link" : "federated.link.takeover", localID: localID,
                 details: ["providerId": assertion.providerID])
         case .create:
+            guard request.creationAdmitted else { throw NeedsAdmission() }
             localID = request.newLocalID
             isNewUser = true
             try await tx.query(
                 """
                 INSERT INTO users (tenant_id, local_id, email, email_verified, display_name, photo_url, created_at, last_login_at,
                     tokens_valid_after, valid_since)
-                VALUES (\(tenant), \(localID), \(assertion.email), \(assertion.email != nil && assertion.emailVerified),
+                VALUES (\(tenant), \(localID), \(assertion.email), \(FederationRules.storedEmailVerified(assertion, trusted: use.trusted)),
                     \(assertion.displayName), \(assertion.photoURL), \(now), \(now), \(now), \(RevocationRules.seconds(now)))
                 """)
             try await tx.insertIdentity(assertion, localID: localID, now: now)
@@ -191,7 +197,7 @@ extension PostgresAccountStore: FederationStore {
             if user.email == nil, let email = assertion.email {
                 try await tx.query(
                     """
-                    UPDATE users SET email = \(email), email_verified = \(assertion.emailVerified)
+                    UPDATE users SET email = \(email), email_verified = \(FederationRules.storedEmailVerified(assertion, trusted: use.trusted))
                     WHERE tenant_id = \(tenant) AND local_id = \(user.localID)
                     """)
             } else if user.email == assertion.email, use.trusted {
@@ -281,6 +287,8 @@ extension StoreTransaction {
             inserted = true
         }
         guard inserted else { throw AccountError(.federatedUserIDAlreadyLinked) }
+        // A linked identity is a credential: an anonymous account stops being one for good (decision 14).
+        try await query("UPDATE users SET anonymous = false WHERE tenant_id = \(tenant) AND local_id = \(localID) AND anonymous")
     }
 
     /// A session with its IdP attributes.
