@@ -80,7 +80,14 @@ struct ImportedHashVerifierTests {
             salt: Array("NaCl".utf8),
             parameters: ["cpuMemCost": "1024", "blockSize": "8", "parallelization": "16", "dkLen": "64"]
         )
-        #expect(try ImportedHashVerifier.verify("password", against: rfc))
+        // Its p = 16 is past decision 16's p ≤ 4: refused even with the right password, at import and after it.
+        #expect(try ImportedHashVerifier.verify("password", against: rfc) == false)
+        var withinBounds = rfc
+        withinBounds.parameters["parallelization"] = "4"
+        #expect(throws: ImportParameterError(code: "INVALID_HASH_PARALLELIZATION")) {
+            try ImportedHashVerifier.validateParameters(algorithm: "STANDARD_SCRYPT", parameters: rfc.parameters)
+        }
+        try ImportedHashVerifier.validateParameters(algorithm: "STANDARD_SCRYPT", parameters: withinBounds.parameters)
         // A stored hash of another length than dkLen never matches.
         var short = stored
         short.hash.removeLast()
@@ -308,14 +315,25 @@ struct ImportedHashVerifierTests {
         #expect(try ImportedHashVerifier.verify(password, against: short) == false)
     }
 
-    @Test("an unknown algorithm never matches; corrupt stored parameters throw")
+    @Test("an unknown algorithm, corrupt stored parameters and a hash past today's bounds never match")
     func unknownAndCorrupt() throws {
         #expect(try ImportedHashVerifier.verify("pw", against: StoredPassword(algorithm: "SHA384", hash: [1, 2, 3])) == false)
         var corrupt = Self.firebaseUser
         corrupt.parameters["memoryCost"] = "20"
-        #expect(throws: ImportParameterError(code: "INVALID_HASH_MEMORY_COST")) {
-            try ImportedHashVerifier.verify("user1password", against: corrupt)
+        #expect(try ImportedHashVerifier.verify("user1password", against: corrupt) == false)
+        // A bcrypt cost of 15, imported before decision 16 bounded it: the user resets the password.
+        let expensive = StoredPassword(
+            algorithm: "BCRYPT", hash: Array("$2b$15$cVWp4XaNU8a4v1uMRum2SO026BWLIoQMD/TXg5uZV.0P.uO8m3YEm".utf8))
+        #expect(ImportedHashVerifier.userFault(expensive) == "bcrypt cost 15 is above 14")
+        #expect(try ImportedHashVerifier.verify("Kk4DQuMMfZL9o", against: expensive) == false)
+        // PBKDF2: output blocks times rounds within 240,000 (two SHA-256 blocks at 120,000 rounds).
+        let pbkdf2 = { (bytes: Int, rounds: Int) in
+            StoredPassword(algorithm: "PBKDF2_SHA256", hash: Array(repeating: 1, count: bytes), parameters: ["rounds": String(rounds)])
         }
+        #expect(ImportedHashVerifier.userFault(pbkdf2(64, 120_000)) == nil)
+        #expect(ImportedHashVerifier.userFault(pbkdf2(65, 120_000))?.hasSuffix("asks for more than 240000 PBKDF2 blocks") == true)
+        #expect(ImportedHashVerifier.userFault(pbkdf2(256, 900)) == nil)
+        #expect(try ImportedHashVerifier.verify("pw", against: pbkdf2(96, 120_000)) == false)
     }
 
     @Test(
@@ -341,6 +359,11 @@ struct ImportedHashVerifierTests {
             ("STANDARD_SCRYPT", standard(1024, 8, 17, 0), "INVALID_HASH_PARALLELIZATION"),
             ("STANDARD_SCRYPT", standard(1024, 8, 1, 129), "INVALID_HASH_DERIVED_KEY_LENGTH"),
             ("STANDARD_SCRYPT", standard(65536, 1, 1, 64), "INVALID_HASH_CPU_MEM_COST"),
+            // Decision 16: 128·N·r·p ≤ 64 MiB and p ≤ 4, so a guess costs a few native verifications.
+            ("STANDARD_SCRYPT", standard(131072, 8, 1, 64), "INVALID_HASH_CPU_MEM_COST"),
+            ("STANDARD_SCRYPT", standard(65536, 8, 2, 64), "INVALID_HASH_CPU_MEM_COST"),
+            ("STANDARD_SCRYPT", standard(1024, 8, 5, 64), "INVALID_HASH_PARALLELIZATION"),
+            ("STANDARD_SCRYPT", standard(131072, 16, 16, 128), "INVALID_HASH_PARALLELIZATION"),
             ("PBKDF2_SHA256", [:], "INVALID_HASH_ROUNDS"),
             ("PBKDF2_SHA256", ["rounds": "120001"], "INVALID_HASH_ROUNDS"),
             ("PBKDF2_SHA256", ["rounds": "ten"], "INVALID_HASH_ROUNDS"),
@@ -363,6 +386,9 @@ struct ImportedHashVerifierTests {
             ("ARGON2", argon2(["memoryCostKib": "32769"]), "INVALID_HASH_MEMORY_COST"),
             ("ARGON2", argon2(["memoryCostKib": "15", "parallelism": "2"]), "INVALID_HASH_MEMORY_COST"),
             ("ARGON2", argon2(["hashLengthBytes": "3"]), "INVALID_HASH_DERIVED_KEY_LENGTH"),
+            // Decision 16: memory × passes ≤ 128 MiB.
+            ("ARGON2", argon2(["memoryCostKib": "32768", "iterations": "5"]), "INVALID_HASH_ROUNDS"),
+            ("ARGON2", argon2(["memoryCostKib": "16384", "iterations": "16"]), "INVALID_HASH_ROUNDS"),
             ("ARGON2", argon2(["hashLengthBytes": "1025"]), "INVALID_HASH_DERIVED_KEY_LENGTH"),
         ] as [(String, [String: String], String)]
     )
@@ -377,7 +403,8 @@ struct ImportedHashVerifierTests {
         arguments: [
             ("SCRYPT", firebase()),
             ("SCRYPT", firebase(["saltSeparator": nil, "rounds": "1", "memoryCost": "1"])),
-            ("STANDARD_SCRYPT", standard(131072, 16, 16, 128)),
+            ("STANDARD_SCRYPT", standard(65536, 8, 1, 128)),
+            ("STANDARD_SCRYPT", standard(16384, 8, 4, 64)),
             ("STANDARD_SCRYPT", standard(2, 1, 1, 1)),
             ("BCRYPT", [:]),
             ("PBKDF2_SHA256", ["rounds": "120000"]),
@@ -389,11 +416,36 @@ struct ImportedHashVerifierTests {
             ("PBKDF_SHA1", ["rounds": "1"]),
             ("ARGON2", argon2()),
             ("ARGON2", argon2(["version": "16", "hashType": "ARGON2_D", "memoryCostKib": "32768", "parallelism": "16"])),
+            ("ARGON2", argon2(["memoryCostKib": "32768", "iterations": "4"])),
+            ("ARGON2", argon2(["memoryCostKib": "8192", "iterations": "16"])),
             ("ARGON2", argon2(["version": nil, "hashLengthBytes": "1024", "associatedData": "YWQ"])),
         ] as [(String, [String: String])]
     )
     func parametersInBounds(algorithm: String, parameters: [String: String]) throws {
         try ImportedHashVerifier.validateParameters(algorithm: algorithm, parameters: parameters)
+    }
+
+    @Test(
+        "decision 16: a wrong password against an imported hash cheaper than a native one also spends a native verification; a right one, or a costly hash, does not"
+    )
+    func cheapImportedHashesCostANativeVerification() async throws {
+        let hasher = Argon2idHasher(parameters: .init(memoryKiB: 1024, iterations: 1), threads: 1)
+        // RFC 1321: MD5("message digest"), salt "message ", password "digest".
+        let md5 = StoredPassword(
+            algorithm: "MD5", hash: Self.hex("f96b697d7cb7938d525a2f31aaf161d0"), salt: Array("message ".utf8), parameters: ["rounds": "0"])
+        let start = hasher.nativeVerifications
+        #expect(try await hasher.verify("digest", against: md5))
+        #expect(hasher.nativeVerifications == start, "a right password costs what it costs, then is upgraded")
+        #expect(try await hasher.verify("digesT", against: md5) == false)
+        #expect(hasher.nativeVerifications == start + 1, "a wrong one costs a native verification more")
+        // Firebase's scrypt (16 MiB, 8 rounds) costs more than this hasher's native 1 MiB: nothing added.
+        #expect(try await hasher.verify("user1passwordx", against: Self.firebaseUser) == false)
+        #expect(hasher.nativeVerifications == start + 1)
+        // As an unknown account does.
+        _ = try await hasher.dummyVerify("anything")
+        #expect(hasher.nativeVerifications == start + 2)
+        #expect(ImportedHashVerifier.estimatedWorkKiB(md5) == 0)
+        #expect(ImportedHashVerifier.estimatedWorkKiB(Self.firebaseUser) == 65536)
     }
 
     @Test("Argon2idHasher.verify routes imported credentials to the verifier on its pool")
@@ -406,9 +458,7 @@ struct ImportedHashVerifierTests {
         #expect(try await hasher.verify("pw", against: StoredPassword(algorithm: "SHA384", hash: [1])) == false)
         var corrupt = Self.firebaseUser
         corrupt.parameters["signerKey"] = nil
-        await #expect(throws: ImportParameterError(code: "INVALID_HASH_KEY")) {
-            try await hasher.verify("user1password", against: corrupt)
-        }
+        #expect(try await hasher.verify("user1password", against: corrupt) == false)
         // Concurrent imported verifications all complete on the bounded pool.
         let results = try await withThrowingTaskGroup(of: Bool.self) { group in
             for index in 0..<6 {

@@ -29,22 +29,25 @@ extension APIRoutes {
             )
         )
         fixed[ActionHandler.path] = FixedRoute(method: .get) { request, context in
-            await handler.show(request, logger: context.logger)
+            await handler.show(request, from: handler.address(request, context), logger: context.logger)
         }
         fixed[ActionHandler.path + "/apply"] = FixedRoute(method: .post) { request, context in
-            await handler.submitApply(request, logger: context.logger)
+            await handler.submitApply(request, from: handler.address(request, context), logger: context.logger)
         }
         fixed[ActionHandler.path + "/resetPassword"] = FixedRoute(method: .post) { request, context in
-            await handler.submitReset(request, logger: context.logger)
+            await handler.submitReset(request, from: handler.address(request, context), logger: context.logger)
         }
         fixed[ActionHandler.path + "/sendPasswordReset"] = FixedRoute(method: .post) { request, context in
-            await handler.submitSendReset(request, logger: context.logger)
+            await handler.submitSendReset(request, from: handler.address(request, context), logger: context.logger)
         }
     }
 }
 
 /// The action page's handlers. Every outcome is an HTML page (or, for `signIn`, a redirect); the
-/// code itself only ever appears in the reset form's hidden field.
+/// code itself only ever appears in the reset form's hidden field. The page is a client like the
+/// RPCs: a wrong or expired code counts against the visitor's address and the mail it sends
+/// counts per recipient and address (federation-and-limits.md §E.5), so the page is no way
+/// around the limits.
 struct ActionHandler: Sendable {
     static let path = "/__/auth/action"
     static let modes: [String: ActionCodeKind] = Dictionary(uniqueKeysWithValues: ActionCodeKind.allCases.map { ($0.mode, $0) })
@@ -65,9 +68,20 @@ struct ActionHandler: Sendable {
         subscript(_ name: String) -> String? { fields[name].flatMap { $0.isEmpty ? nil : $0 } }
     }
 
+    /// The visitor's address, as the RPCs see a client's (``AccessPolicy/clientAddress(peer:forwardedFor:)``).
+    func address(_ request: Request, _ context: AccountRequestContext) -> String? {
+        access.clientAddress(peer: context.remoteAddress, forwardedFor: request.headers[values: HTTPField.Name("X-Forwarded-For")!])
+    }
+
+    /// Runs `body`, which judges a code, as the RPCs do: refused while `address` has no code
+    /// failures left, a wrong or expired code counted against it.
+    func countingCodeFailures<T>(_ address: String?, _ body: () async throws -> T) async throws -> T {
+        try await service.accounts.limiter.countingCodeFailures(address: address, body)
+    }
+
     // MARK: GET
 
-    func show(_ request: Request, logger: Logger) async -> Response {
+    func show(_ request: Request, from address: String?, logger: Logger) async -> Response {
         let parameters = parse(Self.formFields(request.uri.query ?? ""))
         let lang = parameters.lang
         guard let mode = parameters["mode"], let kind = Self.modes[mode] else { return failure("error.mode", 400, lang) }
@@ -79,19 +93,21 @@ struct ActionHandler: Sendable {
         // A HEAD (link scanners, previews) must not spend the code.
         if request.method == .head { return renderer.page(status: .ok, lang: lang, title: renderer.productName, content: "") }
         do {
-            guard let record = try await service.peek(code: code), record.kind == kind else { throw AccountError(.invalidOOBCode) }
-            switch kind {
-            case .verifyEmail, .verifyAndChangeEmail, .recoverEmail:
-                // Only a person's click applies it (the POST below, with this page's CSRF token):
-                // a GET is what link scanners and previews send, and no script submits the form.
-                try service.requireUsable(record, kinds: [kind])
-                return confirmForm(kind: kind, code: code, email: record.newEmail ?? record.email, parameters)
-            case .passwordReset:
-                _ = try await service.resetPassword(code: code, newPassword: nil)
-                return resetForm(code: code, email: record.email, error: nil, parameters)
-            case .emailSignIn:
-                try service.requireUsable(record, kinds: [.emailSignIn])
-                return ActionPageRenderer.redirect(to: signInTarget(code: code, parameters))
+            return try await countingCodeFailures(address) {
+                guard let record = try await service.peek(code: code), record.kind == kind else { throw AccountError(.invalidOOBCode) }
+                switch kind {
+                case .verifyEmail, .verifyAndChangeEmail, .recoverEmail:
+                    // Only a person's click applies it (the POST below, with this page's CSRF token):
+                    // a GET is what link scanners and previews send, and no script submits the form.
+                    try service.requireUsable(record, kinds: [kind])
+                    return confirmForm(kind: kind, code: code, email: record.newEmail ?? record.email, parameters)
+                case .passwordReset:
+                    _ = try await service.resetPassword(code: code, newPassword: nil)
+                    return resetForm(code: code, email: record.email, error: nil, parameters)
+                case .emailSignIn:
+                    try service.requireUsable(record, kinds: [.emailSignIn])
+                    return ActionPageRenderer.redirect(to: signInTarget(code: code, parameters))
+                }
             }
         } catch {
             return failure(error, lang, logger)
@@ -111,15 +127,20 @@ struct ActionHandler: Sendable {
         return await body(parameters, code)
     }
 
-    func submitApply(_ request: Request, logger: Logger) async -> Response {
-        await withCodeForm(request, purpose: "apply") { parameters, code in await applyConfirmed(code: code, parameters, logger: logger) }
+    func submitApply(_ request: Request, from address: String?, logger: Logger) async -> Response {
+        await withCodeForm(request, purpose: "apply") { parameters, code in
+            await applyConfirmed(code: code, parameters, from: address, logger: logger)
+        }
     }
 
-    func applyConfirmed(code: String, _ parameters: Parameters, logger: Logger) async -> Response {
+    func applyConfirmed(code: String, _ parameters: Parameters, from address: String?, logger: Logger) async -> Response {
         let lang = parameters.lang
         do {
-            guard let record = try await service.peek(code: code) else { throw AccountError(.invalidOOBCode) }
-            let user = try await service.apply(code: code, apiKey: parameters.apiKey)
+            let record = try await countingCodeFailures(address) {
+                guard let record = try await service.peek(code: code) else { throw AccountError(.invalidOOBCode) }
+                return record
+            }
+            let user = try await service.apply(code: code, apiKey: parameters.apiKey, address: address)
             switch record.kind {
             case .verifyEmail, .verifyAndChangeEmail:
                 let prefix = record.kind == .verifyEmail ? "verifyEmail" : "change"
@@ -132,16 +153,17 @@ struct ActionHandler: Sendable {
         }
     }
 
-    func submitReset(_ request: Request, logger: Logger) async -> Response {
+    func submitReset(_ request: Request, from address: String?, logger: Logger) async -> Response {
         await withCodeForm(request, purpose: "resetPassword") { parameters, code in
-            await resetConfirmed(code: code, parameters, logger: logger)
+            await resetConfirmed(code: code, parameters, from: address, logger: logger)
         }
     }
 
-    func resetConfirmed(code: String, _ parameters: Parameters, logger: Logger) async -> Response {
+    func resetConfirmed(code: String, _ parameters: Parameters, from address: String?, logger: Logger) async -> Response {
         let lang = parameters.lang
         do {
-            let (record, user) = try await service.resetPassword(code: code, newPassword: parameters.fields["newPassword"] ?? "")
+            let (record, user) = try await service.resetPassword(
+                code: code, newPassword: parameters.fields["newPassword"] ?? "", address: address)
             return done(
                 "reset.done.title", body: text("reset.done.body", lang, email: user?.email ?? record.email), parameters
             )
@@ -162,7 +184,7 @@ struct ActionHandler: Sendable {
         }
     }
 
-    func submitSendReset(_ request: Request, logger: Logger) async -> Response {
+    func submitSendReset(_ request: Request, from address: String?, logger: Logger) async -> Response {
         let parameters = parse(await Self.formBody(request))
         let lang = parameters.lang
         guard let email = parameters["email"] else { return failure("error.missing", 400, lang) }
@@ -172,6 +194,7 @@ struct ActionHandler: Sendable {
             send.requestType = ActionCodeKind.passwordReset.rawValue
             send.email = email
             send.lang = lang
+            send.ipAddress = address
             _ = try await service.send(send)
             return done("recover.sent.title", body: text("recover.sent.body", lang, email: email), parameters, icon: "info")
         } catch {
@@ -305,6 +328,10 @@ struct ActionHandler: Sendable {
         case .emailExists: return failure("error.emailExists", 409, lang)
         case .passwordLoginDisabled: return failure("error.passwordDisabled", 403, lang)
         case .unauthorizedDomain, .invalidContinueURI: return failure("error.continue", 400, lang)
+        case .tooManyAttempts, .resetPasswordExceedLimit, .quotaExceeded:
+            var response = failure("error.tooMany", 429, lang)
+            if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+            return response
         default:
             logger.warning("action page refused", metadata: ["error": "\(error)"])
             return failure("error.unavailable", error.code == .unavailable ? 503 : 400, lang)

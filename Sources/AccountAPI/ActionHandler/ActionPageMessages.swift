@@ -83,6 +83,8 @@ package struct ActionPageMessages: Sendable {
         "error.emailExists.body": "Another account now uses this email address, so the change could not be made.",
         "error.passwordDisabled.title": "Password sign-in is turned off",
         "error.passwordDisabled.body": "Passwords cannot be set for {product} at the moment.",
+        "error.tooMany.title": "Too many attempts",
+        "error.tooMany.body": "Too many requests came from your network. Please try again later.",
         "error.unavailable.title": "Something went wrong",
         "error.unavailable.body": "We could not complete this action. Please try again in a moment.",
     ]
@@ -143,6 +145,8 @@ package struct ActionPageMessages: Sendable {
         "error.emailExists.body": "Un autre compte utilise désormais cette adresse ; le changement n’a pas pu être effectué.",
         "error.passwordDisabled.title": "La connexion par mot de passe est désactivée",
         "error.passwordDisabled.body": "Il n’est pas possible de définir un mot de passe pour {product} pour le moment.",
+        "error.tooMany.title": "Trop de tentatives",
+        "error.tooMany.body": "Trop de demandes proviennent de votre réseau. Veuillez réessayer plus tard.",
         "error.unavailable.title": "Une erreur s’est produite",
         "error.unavailable.body": "Nous n’avons pas pu terminer cette action. Veuillez réessayer dans un instant.",
     ]

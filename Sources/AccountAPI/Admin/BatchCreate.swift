@@ -44,7 +44,7 @@ enum BatchCreateRPC {
     }
 
     static func endpoint(
-        _ service: AdminService, store: any UserImportStore, validateHash: @escaping @Sendable (String, [String: String]) throws -> Void
+        _ service: AdminService, store: any UserImportStore
     ) -> RPCEndpoint {
         RPCEndpoint(access: .adminOnly, maxBodyBytes: 16 << 20) { call in
             let body = call.body
@@ -86,7 +86,7 @@ enum BatchCreateRPC {
                 }
                 request.users.append(user)
             }
-            let errors = try await service.importUsers(request, store: store, validateHash: validateHash)
+            let errors = try await service.importUsers(request, store: store)
             return try WireEncoding.response(Response(error: errors.map { Item(index: $0.index, message: $0.message) }))
         }
     }

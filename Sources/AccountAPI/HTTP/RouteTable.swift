@@ -74,11 +74,9 @@ extension APIRoutes {
         register("unlock", UnlockRPC.endpoint(service))
     }
 
-    /// Admin only: `batchCreate`; `validateHash` checks an imported algorithm and its parameters.
-    package mutating func addImport(
-        service: AdminService, store: any UserImportStore, validateHash: @escaping @Sendable (String, [String: String]) throws -> Void
-    ) {
-        let batchCreate = BatchCreateRPC.endpoint(service, store: store, validateHash: validateHash)
+    /// Admin only: `batchCreate` (the hasher checks imported algorithms and their parameters).
+    package mutating func addImport(service: AdminService, store: any UserImportStore) {
+        let batchCreate = BatchCreateRPC.endpoint(service, store: store)
         register("batchCreate", batchCreate)
         register("v3/uploadAccount", LegacyTransferRPC.endpoint(batchCreate))
     }

@@ -89,7 +89,9 @@ extension AccountService {
         guard let grantType, !grantType.isEmpty else { throw AccountError(.missingGrantType) }
         guard grantType == "refresh_token" else { throw AccountError(.invalidGrantType) }
         guard let refreshToken, !refreshToken.isEmpty else { throw AccountError(.missingRefreshToken) }
-        guard let (sessionID, generation) = refreshCodec.decode(refreshToken) else { throw AccountError(.invalidRefreshToken) }
+        // A token whose MAC can be checked alone is checked here: a forged one never reaches the database.
+        guard let decoded = refreshCodec.decode(refreshToken) else { throw AccountError(.invalidRefreshToken) }
+        let (sessionID, generation) = (decoded.sessionID, decoded.generation)
         let codec = refreshCodec
         let result = try await store.refresh(
             RefreshRequest(

@@ -46,10 +46,8 @@ package protocol UserImportStore: Sendable {
 extension AdminService {
     /// `accounts:batchCreate` (identity-toolkit.md §4.11): request-level faults throw; per-user faults are
     /// returned as `(index, message)`.
-    package func importUsers(
-        _ request: ImportRequest, store importer: any UserImportStore,
-        validateHash: @Sendable (String, [String: String]) throws -> Void  // throws AccountError(.importFault, CODE)
-    ) async throws -> [(index: Int, message: String)] {
+    package func importUsers(_ request: ImportRequest, store importer: any UserImportStore) async throws -> [(index: Int, message: String)]
+    {
         guard !request.users.isEmpty else { throw AccountError(.importFault, "MISSING_USER_ACCOUNT") }
         guard request.users.count <= 1000 else { throw AccountError(.importFault, "MAXIMUM_USER_COUNT_EXCEEDED") }
         let needsHash = request.users.contains { $0.passwordHash != nil }
@@ -57,7 +55,7 @@ extension AdminService {
             guard let algorithm = request.hashAlgorithm, !algorithm.isEmpty else {
                 throw AccountError(.importFault, "MISSING_HASH_ALGORITHM")
             }
-            try validateHash(algorithm, request.hashParameters)
+            try accounts.hasher.validateImport(algorithm: algorithm, parameters: request.hashParameters)
         }
         if request.sanityCheck {
             var emails = Set<String>()
@@ -118,10 +116,9 @@ extension AdminService {
         if let createdAt = imported.createdAt { user.createdAt = Date(timeIntervalSince1970: Double(createdAt) / 1000) }
         if let lastLoginAt = imported.lastLoginAt { user.lastLoginAt = Date(timeIntervalSince1970: Double(lastLoginAt) / 1000) }
         if let hash = imported.passwordHash, let algorithm = request.hashAlgorithm {
-            user.password = PasswordCredential(
-                stored: StoredPassword(algorithm: algorithm, hash: hash, salt: imported.salt, parameters: request.hashParameters),
-                updatedAt: now
-            )
+            let stored = StoredPassword(algorithm: algorithm, hash: hash, salt: imported.salt, parameters: request.hashParameters)
+            if let fault = accounts.hasher.importFault(stored) { throw AccountError(.invalidArgument, fault) }
+            user.password = PasswordCredential(stored: stored, updatedAt: now)
         } else if let raw = imported.rawPassword {
             try accounts.settings.passwordPolicy.check(raw)
             user.password = PasswordCredential(stored: try await accounts.hasher.hash(raw), updatedAt: now)

@@ -46,6 +46,12 @@ package protocol PasswordHasher: Sendable {
     /// Spends the time of one native verification and returns `false`, so an unknown account
     /// costs what a known one does.
     func dummyVerify(_ password: String) async throws -> Bool
+    /// Checks an import's `hashAlgorithm` and its parameters (identity-toolkit.md §4.11), throwing
+    /// `importFault` with the first fault's name; within decision 16's bounds on work per guess.
+    func validateImport(algorithm: String, parameters: [String: String]) throws(AccountError)
+    /// A per-user fault of an imported hash that passed ``validateImport(algorithm:parameters:)``
+    /// (a bcrypt cost or a PBKDF2 length that asks for too much work); nil when it can be verified.
+    func importFault(_ stored: StoredPassword) -> String?
 }
 
 extension PasswordHasher {

@@ -40,6 +40,10 @@ struct Argon2Parameters {
         parallelism = UInt32(try integer("parallelism", in: 1...16, else: "INVALID_HASH_PARALLELIZATION"))
         // Argon2 needs at least 8 KiB a lane.
         memoryKiB = UInt32(try integer("memoryCostKib", in: (8 * Int(parallelism))...32_768, else: "INVALID_HASH_MEMORY_COST"))
+        // Decision 16: memory times passes within a few native verifications.
+        guard Int(memoryKiB) * Int(iterations) <= ImportedHashVerifier.argon2WorkLimitKiB else {
+            throw ImportParameterError(code: "INVALID_HASH_ROUNDS")
+        }
         hashLength = try integer("hashLengthBytes", in: 4...1024, else: "INVALID_HASH_DERIVED_KEY_LENGTH")
         associatedData = []
         if let text = parameters["associatedData"] {

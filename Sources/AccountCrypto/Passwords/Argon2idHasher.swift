@@ -37,6 +37,8 @@ package final class Argon2idHasher: PasswordHasher {
     private let lanes = Mutex(Lanes())
     /// The most hashes that may run or wait at once in each lane.
     package let queueLimit: Int
+    /// Native verifications run, real or spent for timing (for tests and diagnostics).
+    private let nativeVerifies = Atomic<Int>(0)
 
     private struct Lanes {
         /// Hashes running on a worker.
@@ -72,19 +74,53 @@ package final class Argon2idHasher: PasswordHasher {
     }
 
     /// Verifies on the pool: native PHC strings through libsodium, imported hashes (`SCRYPT`, `BCRYPT`, …) through
-    /// `ImportedHashVerifier`, which is as CPU-heavy and so shares the same bound.
+    /// `ImportedHashVerifier`, which is as CPU-heavy and so shares the same bound. A wrong password against an
+    /// imported hash cheaper than a native one also spends a native verification (decision 16): a guess at an
+    /// account with an MD5 hash takes as long as one at an account that does not exist.
     package func verify(_ password: String, against stored: StoredPassword, lane: HashLane) async throws -> Bool {
         guard stored.isNative else {
-            return try await run(lane) { try ImportedHashVerifier.verify(password, against: stored) }
+            let phc = dummy
+            let nativeWork = Double(parameters.memoryKiB * parameters.iterations)
+            let cheap = (ImportedHashVerifier.estimatedWorkKiB(stored) ?? 0) < nativeWork
+            return try await run(lane) { [self] in
+                let matches = try ImportedHashVerifier.verify(password, against: stored)
+                if !matches && cheap {
+                    self.nativeVerifies.add(1, ordering: .relaxed)
+                    _ = Self.verifySync(password, phc: phc)
+                }
+                return matches
+            }
         }
         let phc = stored.hash
-        return try await run(lane) { Self.verifySync(password, phc: phc) }
+        return try await run(lane) { [self] in
+            self.nativeVerifies.add(1, ordering: .relaxed)
+            return Self.verifySync(password, phc: phc)
+        }
     }
 
     package func dummyVerify(_ password: String) async throws -> Bool {
         let phc = dummy
-        _ = try await run { Self.verifySync(password, phc: phc) }
+        _ = try await run { [self] in
+            self.nativeVerifies.add(1, ordering: .relaxed)
+            return Self.verifySync(password, phc: phc)
+        }
         return false
+    }
+
+    /// How many native argon2id verifications have run, including those spent only for their time
+    /// (an unknown account, a cheap imported hash's wrong password).
+    package var nativeVerifications: Int { nativeVerifies.load(ordering: .relaxed) }
+
+    package func validateImport(algorithm: String, parameters: [String: String]) throws(AccountError) {
+        do {
+            try ImportedHashVerifier.validateParameters(algorithm: algorithm, parameters: parameters)
+        } catch {
+            throw AccountError(.importFault, error.code)
+        }
+    }
+
+    package func importFault(_ stored: StoredPassword) -> String? {
+        ImportedHashVerifier.userFault(stored)
     }
 
     /// Hashes waiting for a worker, per lane (for tests and diagnostics).

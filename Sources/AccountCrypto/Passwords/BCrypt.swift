@@ -8,8 +8,19 @@ import AccountCore
 enum BCrypt {
     /// The lowest cost bcrypt defines.
     static let minimumCost = 4
-    /// The highest cost accepted on import (each step doubles the work; 16 is about five seconds of one core).
-    static let maximumCost = 16
+    /// The highest cost accepted, on import and at verification (each step doubles the work; 14 is about 1.2 s of
+    /// one core, federation-and-limits.md decision 16).
+    static let maximumCost = 14
+
+    /// The cost a bcrypt string names, whatever it is; nil when the string is not one.
+    static func cost(of hash: [UInt8]) -> Int? {
+        guard hash.count == 60, hash[0] == UInt8(ascii: "$"), hash[3] == UInt8(ascii: "$"), hash[6] == UInt8(ascii: "$") else {
+            return nil
+        }
+        let digits = hash[4..<6].map { Int($0) - Int(UInt8(ascii: "0")) }
+        guard digits.allSatisfy({ (0...9).contains($0) }) else { return nil }
+        return digits[0] * 10 + digits[1]
+    }
 
     /// Whether `password` produces `hash`, the 60 characters `$2b$CC$<22 salt><31 digest>`. A malformed string, another
     /// variant or a cost outside 4–16 is `false`.
@@ -64,14 +75,11 @@ enum BCrypt {
         var digest: [UInt8]
 
         init?(_ hash: [UInt8]) {
-            let dollar = UInt8(ascii: "$")
             let variants: Set<UInt8> = [UInt8(ascii: "a"), UInt8(ascii: "b"), UInt8(ascii: "y")]
-            guard hash.count == 60, hash[0] == dollar, hash[1] == UInt8(ascii: "2"), variants.contains(hash[2]),
-                hash[3] == dollar, hash[6] == dollar
-            else { return nil }
-            let digits = hash[4...5].map { Int($0) - Int(UInt8(ascii: "0")) }
-            guard digits.allSatisfy({ (0...9).contains($0) }) else { return nil }
-            cost = digits[0] * 10 + digits[1]
+            guard hash.count == 60, hash[1] == UInt8(ascii: "2"), variants.contains(hash[2]), let cost = BCrypt.cost(of: hash) else {
+                return nil
+            }
+            self.cost = cost
             guard (BCrypt.minimumCost...BCrypt.maximumCost).contains(cost),
                 let salt = BCrypt.decodeRadix64(hash[7..<29], byteCount: 16),
                 let digest = BCrypt.decodeRadix64(hash[29..<60], byteCount: 23)

@@ -14,11 +14,13 @@ package enum ImportedHashVerifier {
         "HMAC_MD5", "SHA512", "SHA256", "SHA1", "MD5", "ARGON2",
     ]
 
-    /// Whether `password` matches the imported `stored` credential. An unknown algorithm is `false`; parameters that
-    /// fail `validateParameters` throw that `ImportParameterError` (the credential is corrupt, not the password wrong).
+    /// Whether `password` matches the imported `stored` credential. An unknown algorithm, parameters outside today's
+    /// bounds (a hash imported before decision 16 bounded them) or a hash that would cost more than they allow are
+    /// `false`: such a user resets the password, and no guess costs more than a few native verifications.
     package static func verify(_ password: String, against stored: StoredPassword) throws -> Bool {
-        guard supportedAlgorithms.contains(stored.algorithm) else { return false }
-        let scheme = try Scheme(algorithm: stored.algorithm, parameters: stored.parameters)
+        guard supportedAlgorithms.contains(stored.algorithm),
+            let scheme = try? Scheme(algorithm: stored.algorithm, parameters: stored.parameters), userFault(stored, scheme) == nil
+        else { return false }
         let password = Array(password.utf8)
         // The separator is appended to every algorithm's salt (Firebase CLI: "optional for all algorithms").
         let salt = (stored.salt ?? []) + scheme.saltSeparator
@@ -42,7 +44,6 @@ package enum ImportedHashVerifier {
         case .bcrypt:
             return BCrypt.verify(password, hash: stored.hash)
         case .pbkdf2(let function, let rounds):
-            guard (1...maximumPBKDF2Length).contains(stored.hash.count) else { return false }
             let key = try KDF.Insecure.PBKDF2.deriveKey(
                 from: password, salt: salt, using: function == .sha1 ? .insecureSHA1 : .sha256,
                 outputByteCount: stored.hash.count, unsafeUncheckedRounds: rounds
@@ -70,8 +71,62 @@ package enum ImportedHashVerifier {
         _ = try Scheme(algorithm: algorithm, parameters: parameters)
     }
 
-    /// The longest PBKDF2 output verified (bounds the work a stored hash can ask for).
-    private static let maximumPBKDF2Length = 256
+    /// The most work one verification may ask for, in units of one KiB of memory passed over once (native argon2id
+    /// at OWASP's 19 MiB and 2 passes is 38,912): a few native verifications (decision 16; measured here, scrypt at
+    /// 64 MiB took 6–7 times a native verification, PBKDF2-HMAC-SHA256 at 120,000 rounds and two blocks 2.5 times).
+    /// STANDARD_SCRYPT is bounded by memory (128·N·r·p ≤ 64 MiB, p ≤ 4), bcrypt by its cost (≤ 14), ARGON2 by
+    /// memory × passes, PBKDF2 by output blocks × rounds.
+    static let scryptMemoryLimit = 64 << 20
+    static let scryptParallelizationLimit = 4
+    static let argon2WorkLimitKiB = 128 << 10
+    static let pbkdf2BlockRoundsLimit = 240_000
+
+    /// A per-user fault of an imported hash under `algorithm` and `parameters` (already valid): a bcrypt cost above
+    /// 14, a PBKDF2 output whose length times the rounds asks for more than ``pbkdf2BlockRoundsLimit``; nil when
+    /// the hash can be verified within the bounds.
+    package static func userFault(_ stored: StoredPassword) -> String? {
+        guard let scheme = try? Scheme(algorithm: stored.algorithm, parameters: stored.parameters) else { return nil }
+        return userFault(stored, scheme)
+    }
+
+    private static func userFault(_ stored: StoredPassword, _ scheme: Scheme) -> String? {
+        switch scheme.kind {
+        case .bcrypt:
+            guard let cost = BCrypt.cost(of: stored.hash) else { return nil }  // verifies as no password, as before
+            return cost > BCrypt.maximumCost ? "bcrypt cost \(cost) is above \(BCrypt.maximumCost)" : nil
+        case .pbkdf2(let function, let rounds):
+            guard !stored.hash.isEmpty else { return "passwordHash is empty" }
+            let blocks = (stored.hash.count + function.outputLength - 1) / function.outputLength
+            return blocks * rounds > pbkdf2BlockRoundsLimit
+                ? "passwordHash of \(stored.hash.count) bytes at \(rounds) rounds asks for more than \(pbkdf2BlockRoundsLimit) PBKDF2 blocks"
+                : nil
+        default:
+            return nil
+        }
+    }
+
+    /// The work of verifying `stored`, in ``argon2WorkLimitKiB``'s units (KiB passed over once), estimated from its
+    /// parameters; nil for an algorithm or parameters that cannot be verified.
+    package static func estimatedWorkKiB(_ stored: StoredPassword) -> Double? {
+        guard let scheme = try? Scheme(algorithm: stored.algorithm, parameters: stored.parameters) else { return nil }
+        switch scheme.kind {
+        // Measured here: scrypt at 16 MiB took 66 ms, about 4 KiB-passes of argon2id per KiB.
+        case .firebaseScrypt(_, let rounds, let memoryCost):
+            return 4 * Double(128 * (1 << memoryCost) * rounds) / 1024
+        case .standardScrypt(let n, let r, let p, _):
+            return 4 * Double(128 * n * r * p) / 1024
+        case .argon2(let argon2):
+            return Double(argon2.memoryKiB) * Double(argon2.iterations)
+        case .bcrypt:
+            // Cost 16 is about five seconds of one core, so cost 10 about two native verifications.
+            return BCrypt.cost(of: stored.hash).map { 80 * Double(1 << $0) }
+        case .pbkdf2(let function, let rounds):
+            let blocks = max(1, (stored.hash.count + function.outputLength - 1) / function.outputLength)
+            return 0.4 * Double(blocks * rounds)
+        case .hmac, .digest:
+            return 0
+        }
+    }
 
     /// An algorithm with its parameters parsed and in bounds.
     private struct Scheme {
@@ -112,6 +167,13 @@ package enum ImportedHashVerifier {
                 let derivedKeyLength = try integer("dkLen", in: 1...128, else: "INVALID_HASH_DERIVED_KEY_LENGTH")
                 // scrypt needs N < 2^(16 r): only r = 1 with N of 2^16 or 2^17 falls foul.
                 guard blockSize > 1 || cpuMemCost < 1 << 16 else { throw ImportParameterError(code: "INVALID_HASH_CPU_MEM_COST") }
+                // Decision 16: one guess costs at most a few native verifications.
+                guard parallelization <= scryptParallelizationLimit else {
+                    throw ImportParameterError(code: "INVALID_HASH_PARALLELIZATION")
+                }
+                guard 128 * cpuMemCost * blockSize * parallelization <= scryptMemoryLimit else {
+                    throw ImportParameterError(code: "INVALID_HASH_CPU_MEM_COST")
+                }
                 kind = .standardScrypt(
                     cpuMemCost: cpuMemCost, blockSize: blockSize, parallelization: parallelization, derivedKeyLength: derivedKeyLength
                 )
@@ -152,6 +214,16 @@ package enum ImportedHashVerifier {
         case sha1 = "SHA1"
         case sha256 = "SHA256"
         case sha512 = "SHA512"
+
+        /// Bytes of one digest (one PBKDF2 block).
+        var outputLength: Int {
+            switch self {
+            case .md5: 16
+            case .sha1: 20
+            case .sha256: 32
+            case .sha512: 64
+            }
+        }
 
         func digest(_ message: [UInt8]) -> [UInt8] {
             switch self {
