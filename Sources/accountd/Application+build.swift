@@ -23,7 +23,8 @@ func buildApplication(
     logger: Logger,
     clock: any WallClock = SystemClock(),
     onAdminListening: @escaping @Sendable (Int) async -> Void = { _ in },
-    onStartupFailure: @escaping @Sendable (any Error) async -> Void = { _ in }
+    onStartupFailure: @escaping @Sendable (any Error) async -> Void = { _ in },
+    onRoutes: @Sendable (APIRoutes) -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     let postgres = try Database(url: databaseURL, pool: configuration.databasePool, logger: logger)
     let migrations = try Migration.load(from: URL(fileURLWithPath: configuration.migrationsDirectory))
@@ -36,7 +37,7 @@ func buildApplication(
     let refreshKeyID = "k" + sealer.kekID.prefix(8)
     let refreshCodec = HMACRefreshTokenCodec(
         masterKeys: [refreshKeyID: sealer.derive(info: "accountd refresh-token master v1", count: 32)],
-        currentKeyID: refreshKeyID
+        currentKeyID: refreshKeyID, acceptsVersion1: configuration.acceptVersion1RefreshTokens
     )
     // Suspended until the revocation listener hears the channel.
     let cache = RevocationCache(suspended: true)
@@ -88,19 +89,17 @@ func buildApplication(
             insecureTestMode: configuration.acceptUnverifiedIdPTokens))
     let admin = AdminService(accounts: service, store: store, keys: keyRing)
     routes.addAdmin(service: admin)
-    routes.addImport(service: admin, store: store) { algorithm, parameters in
-        do {
-            try ImportedHashVerifier.validateParameters(algorithm: algorithm, parameters: parameters)
-        } catch let error as ImportParameterError {
-            throw AccountError(.importFault, error.code)
-        }
-    }
+    routes.addImport(service: admin, store: store)
     let adminRoutes = routes
     try routes.addActionHandler(
         service: actionCodes, access: configuration.accessPolicy,
         csrfKey: sealer.derive(info: "accountd action-page csrf v1", count: 32), logoURL: configuration.productLogoURL,
         templatesDirectory: configuration.actionTemplatesDirectory)
+    // The public listener's routes, for whoever composes a server to inspect (the suite walks them).
+    onRoutes(routes)
 
+    // One count of refused admin tokens for both listeners (a demo project serves admins on both).
+    let tokenGuard = AdminTokenGuard(limiter: limiter)
     let gate = StartupGate()
     var services: [any Service] = [
         HTTPClientService(client: idpClient),
@@ -125,7 +124,7 @@ func buildApplication(
     let adminListener = Application(
         responder: APIResponder(
             routes: adminRoutes, access: configuration.accessPolicy, listener: .admin,
-            deadline: .seconds(configuration.databasePool.waitSeconds)),
+            deadline: .seconds(configuration.databasePool.waitSeconds), tokenGuard: tokenGuard),
         server: server(configuration),
         configuration: .init(address: .hostname(configuration.adminHost, port: configuration.adminPort), serverName: "accountd"),
         onServerRunning: { channel in
@@ -140,7 +139,7 @@ func buildApplication(
     var app = Application(
         responder: APIResponder(
             routes: routes, access: configuration.accessPolicy, listener: configuration.publicListener,
-            deadline: .seconds(configuration.databasePool.waitSeconds)),
+            deadline: .seconds(configuration.databasePool.waitSeconds), tokenGuard: tokenGuard),
         server: server(configuration),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "accountd"),
         services: services,
@@ -158,6 +157,7 @@ func buildApplication(
                     try await migrator.requireCurrent()
                 }
                 try await keyRing.ensureCurrentKey()
+                try await warnOfProvidersTrustingAnyDomain(idpConfigs, logger: logger)
             }
         } catch {
             await onStartupFailure(error)
@@ -166,6 +166,25 @@ func buildApplication(
         await gate.openGate()
     }
     return app
+}
+
+/// Logs a warning for every identity provider the operator set to prove any domain's addresses
+/// (`trustedEmailDomains: ["*"]`, federation-and-limits.md decision 11): such a provider takes over
+/// every unverified account whose address it asserts, and links to every verified one.
+func warnOfProvidersTrustingAnyDomain(_ configs: any IdPConfigStore, logger: Logger) async throws {
+    for defaultSupported in [false, true] {
+        var after: String?
+        while true {
+            let page = try await configs.idpConfigs(defaultSupported: defaultSupported, after: after, limit: 100)
+            for config in page where config.options.trustedEmailDomains?.contains("*") == true {
+                logger.warning(
+                    "identity provider trusts every email domain: its verified emails take over accounts with the same address",
+                    metadata: ["provider": "\(config.providerID)", "enabled": "\(config.enabled)"])
+            }
+            guard page.count == 100, let last = page.last else { break }
+            after = last.providerID
+        }
+    }
 }
 
 /// Shuts an HTTP client down when the application stops (AsyncHTTPClient requires it).

@@ -51,7 +51,7 @@ struct Configuration: Sendable {
         settings.recentLoginSeconds = recentLoginSeconds
         settings.refreshReuseGraceSeconds = refreshReuseGraceSeconds
         settings.passwordPolicy.minimumLength = passwordMinimumLength
-        settings.actionHandlerURL = actionHandlerURL ?? "\(publicURL ?? "http://\(host):\(port == 0 ? 9099 : port)")/__/auth/action"
+        settings.actionHandlerURL = actionHandlerURL ?? "\(effectivePublicURL)/__/auth/action"
         settings.linkDomains = linkDomains ?? [URLComponents(string: settings.actionHandlerURL)?.host ?? host]
         settings.dynamicLinkDomains = dynamicLinkDomains
         settings.productName = productName
@@ -69,8 +69,11 @@ struct Configuration: Sendable {
     var databasePool = DatabasePool()
     /// argon2id cost of new password hashes.
     var passwordHashParameters: Argon2idHasher.Parameters = .owasp
-    /// Anonymous sign-up (`ACCOUNTD_ALLOW_ANONYMOUS`, default off).
+    /// Anonymous sign-up (`ACCOUNTD_ALLOW_ANONYMOUS`; off, on for `demo-` projects as in the emulator).
     var allowAnonymous = false
+    /// Refresh tokens of the first format (issued before version 2, whose MAC needs the session
+    /// read first) still refreshed (`ACCOUNTD_REFRESH_ACCEPT_V1`, on).
+    var acceptVersion1RefreshTokens = true
     /// Email enumeration protection (`ACCOUNTD_EMAIL_ENUMERATION_PROTECTION`; on by default, as
     /// production Firebase since 2023, off for `demo-` projects).
     var emailEnumerationProtection = false
@@ -153,6 +156,42 @@ struct Configuration: Sendable {
 
     /// The Admin SDK's emulator-mode bearer (`Authorization: Bearer owner`), which anyone can guess.
     static let wellKnownAdminToken = "owner"
+
+    /// How browsers reach this server: `ACCOUNTD_PUBLIC_URL`, else the listen address, where a
+    /// wildcard (`0.0.0.0`, `::`) stands for loopback (only `demo-` projects start without a public
+    /// URL on a wildcard) and an IPv6 literal is bracketed.
+    var effectivePublicURL: String {
+        if let publicURL { return publicURL }
+        let port = self.port == 0 ? 9099 : self.port
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if Self.isWildcard(bare) { return "http://127.0.0.1:\(port)" }
+        return bare.contains(":") ? "http://[\(bare)]:\(port)" : "http://\(bare):\(port)"
+    }
+
+    /// Whether `host` listens on every interface (no address a browser could be sent to).
+    static func isWildcard(_ host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        return bare.isEmpty || bare == "*" || IPAddress.canonicalBytes(bare).map { $0.allSatisfy { $0 == 0 } } == true
+    }
+
+    /// An estimate of the secret bits in an admin token, from its length and alphabet: 4 a hex
+    /// digit, 6 a base64 character, log2(95) any other printable one. A token of one repeated
+    /// character has none.
+    static func estimatedBits(_ token: String) -> Double {
+        let characters = Array(token.unicodeScalars)
+        guard Set(characters).count > 1 else { return 0 }
+        let hex =
+            characters.allSatisfy { ("0"..."9").contains($0) || ("a"..."f").contains($0) }
+            || characters.allSatisfy { ("0"..."9").contains($0) || ("A"..."F").contains($0) }
+        let base64 = characters.allSatisfy {
+            ("0"..."9").contains($0) || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || "+/-_=".unicodeScalars.contains($0)
+        }
+        let significant = characters.filter { $0 != "=" }.count
+        return Double(significant) * (hex ? 4 : base64 ? 6 : log2(95))
+    }
+
+    /// The fewest estimated bits an admin token of a real project may carry.
+    static let minimumAdminTokenBits = 128.0
 
     /// Whether `host` names only this machine (the loopback interface).
     static func isLoopback(_ host: String) -> Bool {
@@ -350,25 +389,64 @@ extension Configuration {
             }
         default: break
         }
-        var protection = !isDemo
-        switch input.environment["ACCOUNTD_EMAIL_ENUMERATION_PROTECTION"]?.lowercased() {
-        case nil, "": break
-        case "1", "true", "yes", "on": protection = true
-        case "0", "false", "no", "off": protection = false
-        default: problems.append("ACCOUNTD_EMAIL_ENUMERATION_PROTECTION must be on or off")
-        }
-        if !isDemo, !Self.isLoopback(adminHost), adminTokens[Self.wellKnownAdminToken] != nil {
-            // The Admin SDK's emulator mode sends `Bearer owner` to whatever answers: on a reachable
-            // listener that token is a guessable password to every account.
-            if flag("ACCOUNTD_ALLOW_WELL_KNOWN_ADMIN_TOKEN") {
-                warnings.append(
-                    "the admin token \"owner\" (the Admin SDK's emulator token, known to everyone) is accepted on \(adminHost), outside loopback"
-                )
-            } else {
-                problems.append(
-                    "ACCOUNTD_ADMIN_TOKENS has the well-known token \"owner\" and ACCOUNTD_ADMIN_HOST \(adminHost) is not loopback: anyone who reaches it is an admin. Use a secret token (accountctl and the REST API take any), or set ACCOUNTD_ALLOW_WELL_KNOWN_ADMIN_TOKEN=1 if the network itself is private"
-                )
+        /// An on/off switch; `fallback` when unset.
+        func toggle(_ name: String, _ fallback: Bool) -> Bool {
+            switch input.environment[name]?.lowercased() {
+            case nil, "": return fallback
+            case "1", "true", "yes", "on": return true
+            case "0", "false", "no", "off": return false
+            default:
+                problems.append("\(name) must be on or off")
+                return fallback
             }
+        }
+        let protection = toggle("ACCOUNTD_EMAIL_ENUMERATION_PROTECTION", !isDemo)
+        // The emulator allows anonymous sign-up; a real project turns it on explicitly.
+        let allowAnonymous = toggle("ACCOUNTD_ALLOW_ANONYMOUS", isDemo)
+        let acceptVersion1 = toggle("ACCOUNTD_REFRESH_ACCEPT_V1", true)
+        if !isDemo {
+            // An admin token is a password to every account: a real project's must be a secret no one
+            // guesses (second review). The one exception is the Admin SDK's emulator token `owner`,
+            // which that SDK always sends: on loopback (this machine only), or, with the explicit
+            // switch, on a network the operator says is private.
+            for (token, name) in adminTokens.sorted(by: { $0.value < $1.value }) {
+                if token == Self.wellKnownAdminToken {
+                    guard !Self.isLoopback(adminHost) else { continue }
+                    if flag("ACCOUNTD_ALLOW_WELL_KNOWN_ADMIN_TOKEN") {
+                        warnings.append(
+                            "the admin token \"owner\" (the Admin SDK's emulator token, known to everyone) is accepted on \(adminHost), outside loopback"
+                        )
+                    } else {
+                        problems.append(
+                            "ACCOUNTD_ADMIN_TOKENS has the well-known token \"owner\" and ACCOUNTD_ADMIN_HOST \(adminHost) is not loopback: anyone who reaches it is an admin. Use a secret token (accountctl and the REST API take any), or set ACCOUNTD_ALLOW_WELL_KNOWN_ADMIN_TOKEN=1 if the network itself is private"
+                        )
+                    }
+                    continue
+                }
+                let bits = Self.estimatedBits(token)
+                if bits < Self.minimumAdminTokenBits {
+                    problems.append(
+                        "ACCOUNTD_ADMIN_TOKENS entry \(name) carries about \(Int(bits)) bits: a real project's admin tokens need at least \(Int(Self.minimumAdminTokenBits)) (openssl rand -base64 24)"
+                    )
+                }
+            }
+        }
+        let host = input.host ?? "127.0.0.1"
+        // Empty is unset (compose passes `${VAR:-}` through as an empty string).
+        let publicURL = input.environment["ACCOUNTD_PUBLIC_URL"].flatMap {
+            $0.isEmpty ? nil : $0.hasSuffix("/") ? String($0.dropLast()) : $0
+        }
+        let actionHandlerURL = input.environment["ACCOUNTD_ACTION_HANDLER_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        for (name, url) in [("ACCOUNTD_PUBLIC_URL", publicURL), ("ACCOUNTD_ACTION_HANDLER_URL", actionHandlerURL)] {
+            if let url, ActionCodeSettings.httpHost(url) == nil {
+                problems.append("\(name) \"\(url.prefix(80))\" is not an absolute http(s) URL with a host")
+            }
+        }
+        if !isDemo && Self.isWildcard(host) && publicURL == nil && actionHandlerURL == nil {
+            // Email links point at the public URL: derived from a wildcard it is no address at all.
+            problems.append(
+                "ACCOUNTD_HOST \(host) listens on every interface and ACCOUNTD_PUBLIC_URL is not set: give the URL browsers reach accountd at (https://auth.example.com), which email links point to"
+            )
         }
         let acceptUnsigned = flag("ACCOUNTD_ACCEPT_UNSIGNED_CUSTOM_TOKENS")
         if acceptUnsigned {
@@ -418,7 +496,7 @@ extension Configuration {
         }
         self.init(
             databaseURL: databaseURL,
-            host: input.host ?? "127.0.0.1",
+            host: host,
             port: port!,
             adminHost: adminHost,
             adminPort: adminPort!,
@@ -439,15 +517,13 @@ extension Configuration {
                 lockTimeoutSeconds: lockTimeout == 0 ? nil : lockTimeout,
                 statementTimeoutSeconds: statementTimeout == 0 ? nil : statementTimeout),
             passwordHashParameters: .init(memoryKiB: Int(argon2Memory), iterations: Int(argon2Iterations)),
-            allowAnonymous: flag("ACCOUNTD_ALLOW_ANONYMOUS"),
+            allowAnonymous: allowAnonymous,
+            acceptVersion1RefreshTokens: acceptVersion1,
             emailEnumerationProtection: protection,
             passwordMinimumLength: Int(minimumPassword),
             recentLoginSeconds: recentLogin,
-            // Empty is unset (compose passes `${VAR:-}` through as an empty string).
-            publicURL: input.environment["ACCOUNTD_PUBLIC_URL"].flatMap {
-                $0.isEmpty ? nil : $0.hasSuffix("/") ? String($0.dropLast()) : $0
-            },
-            actionHandlerURL: input.environment["ACCOUNTD_ACTION_HANDLER_URL"].flatMap { $0.isEmpty ? nil : $0 },
+            publicURL: publicURL,
+            actionHandlerURL: actionHandlerURL,
             linkDomains: input.environment["ACCOUNTD_LINK_DOMAINS"].map { Self.list($0).map { $0.lowercased() } },
             dynamicLinkDomains: input.environment["ACCOUNTD_DYNAMIC_LINK_DOMAINS"].map { Self.list($0).map { $0.lowercased() } } ?? [],
             productName: input.environment["ACCOUNTD_PRODUCT_NAME"] ?? "accountd",

@@ -23,7 +23,7 @@ struct AccountctlTests {
     /// without blocking a thread: the server under test answers on the same cooperative pool, and
     /// two tests blocked in `waitUntilExit` on a 2-core machine would leave it none.
     static func run(
-        _ arguments: [String], url: String?, token: String = "test-admin-token", input: String? = nil,
+        _ arguments: [String], url: String?, token: String = "test-admin-token-7Hq2vX9pL4mZ8wR", input: String? = nil,
         environment: [String: String] = ["ACCOUNTD_PROJECT_ID": "demo-test"]
     ) async throws -> Run {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("accountctl-\(UUID().uuidString)")

@@ -40,7 +40,7 @@ struct ConfigurationTests {
         let environment = [
             "ACCOUNTD_PROJECT_ID": "acme-prod",
             "ACCOUNTD_API_KEYS": "k1, k2",
-            "ACCOUNTD_ADMIN_TOKENS": "ops:s3cret,backend:t0ken",
+            "ACCOUNTD_ADMIN_TOKENS": "ops:s3cret-7Hq2vX9pL4mZ8wR0a,backend:t0ken-7Hq2vX9pL4mZ8wR0a",
             "ACCOUNTD_KEY_ENCRYPTION_KEY": String(repeating: "ab", count: 32),
             "ACCOUNTD_PORT": "8080",
             "ACCOUNTD_AUTHORIZED_DOMAINS": "Example.com,app.example.com",
@@ -53,7 +53,7 @@ struct ConfigurationTests {
         let configuration = try Configuration(input.merged(withEnvironment: environment))
         #expect(configuration.port == 9100)
         #expect(configuration.apiKeys == ["k1", "k2"])
-        #expect(configuration.adminTokens == ["s3cret": "ops", "t0ken": "backend"])
+        #expect(configuration.adminTokens == ["s3cret-7Hq2vX9pL4mZ8wR0a": "ops", "t0ken-7Hq2vX9pL4mZ8wR0a": "backend"])
         #expect(configuration.keyEncryptionKey == Array(repeating: 0xab, count: 32))
         #expect(configuration.authorizedDomains == ["example.com", "app.example.com"])
         #expect(configuration.databaseURL?.host == "db")
@@ -152,7 +152,7 @@ struct ConfigurationTests {
     )
     func productionDefaults() throws {
         let production = [
-            "ACCOUNTD_PROJECT_ID": "acme-prod", "ACCOUNTD_API_KEYS": "k1", "ACCOUNTD_ADMIN_TOKENS": "ops:s3cret",
+            "ACCOUNTD_PROJECT_ID": "acme-prod", "ACCOUNTD_API_KEYS": "k1", "ACCOUNTD_ADMIN_TOKENS": "ops:s3cret-7Hq2vX9pL4mZ8wR0a",
             "ACCOUNTD_KEY_ENCRYPTION_KEY": String(repeating: "ab", count: 32),
         ]
         func configuration(_ extra: [String: String]) throws -> Configuration {
@@ -186,7 +186,7 @@ struct ConfigurationTests {
     )
     func adminListener() throws {
         let production = [
-            "ACCOUNTD_PROJECT_ID": "acme-prod", "ACCOUNTD_API_KEYS": "k1", "ACCOUNTD_ADMIN_TOKENS": "ops:s3cret",
+            "ACCOUNTD_PROJECT_ID": "acme-prod", "ACCOUNTD_API_KEYS": "k1", "ACCOUNTD_ADMIN_TOKENS": "ops:s3cret-7Hq2vX9pL4mZ8wR0a",
             "ACCOUNTD_KEY_ENCRYPTION_KEY": String(repeating: "ab", count: 32), "ACCOUNTD_MAIL_TRANSPORT": "smtp",
         ]
         func configuration(_ extra: [String: String]) throws -> Configuration {
@@ -212,7 +212,7 @@ struct ConfigurationTests {
                 try configuration(["ACCOUNTD_ADMIN_TOKENS": "owner:owner", "ACCOUNTD_ADMIN_HOST": host]).warnings.isEmpty, "\(host)")
         }
         for host in ["0.0.0.0", "::", "10.0.0.5", "admin.internal"] {
-            let refused = problems(["ACCOUNTD_ADMIN_TOKENS": "ops:s3cret,owner", "ACCOUNTD_ADMIN_HOST": host])
+            let refused = problems(["ACCOUNTD_ADMIN_TOKENS": "ops:s3cret-7Hq2vX9pL4mZ8wR0a,owner", "ACCOUNTD_ADMIN_HOST": host])
             #expect(refused.contains { $0.contains("well-known token \"owner\"") }, "\(host): \(refused)")
             let allowed = try configuration([
                 "ACCOUNTD_ADMIN_TOKENS": "owner:owner", "ACCOUNTD_ADMIN_HOST": host, "ACCOUNTD_ALLOW_WELL_KNOWN_ADMIN_TOKEN": "1",
@@ -237,5 +237,59 @@ struct ConfigurationTests {
         input.adminPort = "7000"
         let options = try Configuration(input.merged(withEnvironment: production.merging(["ACCOUNTD_ADMIN_PORT": "7001"]) { $1 }))
         #expect(options.adminHost == "10.1.2.3" && options.adminPort == 7000, "options win over the environment")
+    }
+
+    @Test(
+        "second review: a real project's admin tokens carry 128 bits; a wildcard listener needs a public URL; URLs are URLs; demo- allows anonymous sign-up"
+    )
+    func secondReview() throws {
+        let production = [
+            "ACCOUNTD_PROJECT_ID": "acme-prod", "ACCOUNTD_API_KEYS": "k1", "ACCOUNTD_ADMIN_TOKENS": "ops:s3cret-7Hq2vX9pL4mZ8wR0a",
+            "ACCOUNTD_KEY_ENCRYPTION_KEY": String(repeating: "ab", count: 32), "ACCOUNTD_MAIL_TRANSPORT": "smtp",
+        ]
+        func problems(_ extra: [String: String], base: [String: String] = production) -> [String] {
+            do {
+                _ = try Configuration(ConfigurationInput().merged(withEnvironment: base.merging(extra) { $1 }))
+                return []
+            } catch let error as ConfigurationError {
+                return error.problems
+            } catch {
+                return ["\(error)"]
+            }
+        }
+        // Tokens: 32 hex digits (128 bits) and 22 base64 characters (132) pass; shorter, or one repeated character, do not.
+        for token in ["0123456789abcdef0123456789abcdef", "Qm9vdHN0cmFwLXNlY3JldA", "correct horse battery staple twice over"] {
+            #expect(problems(["ACCOUNTD_ADMIN_TOKENS": "ops:\(token)"]).isEmpty, "\(token)")
+        }
+        for token in ["s3cret", "0123456789abcdef0123456789abcde", "Qm9vdHN0cmFwLXNlY3Jld", String(repeating: "a", count: 200)] {
+            let refused = problems(["ACCOUNTD_ADMIN_TOKENS": "ops:\(token)"])
+            #expect(refused.contains { $0.hasPrefix("ACCOUNTD_ADMIN_TOKENS entry ops carries about") }, "\(token): \(refused)")
+            #expect(!refused.joined().contains(token), "the refusal never prints the token")
+        }
+        #expect(problems(["ACCOUNTD_ADMIN_TOKENS": "ops:s3cret"], base: ["ACCOUNTD_PROJECT_ID": "demo-x"]).isEmpty, "demo projects choose")
+
+        // A wildcard listener: email links would point at no address.
+        for host in ["0.0.0.0", "::", "[::]"] {
+            #expect(problems(["ACCOUNTD_HOST": host]).contains { $0.hasPrefix("ACCOUNTD_HOST \(host) listens on every interface") })
+            #expect(problems(["ACCOUNTD_HOST": host, "ACCOUNTD_PUBLIC_URL": "https://auth.example.com"]).isEmpty)
+            let demo = try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_HOST": host, "ACCOUNTD_PORT": "9200"]))
+            #expect(demo.projectSettings.actionHandlerURL == "http://127.0.0.1:9200/__/auth/action", "demo projects use loopback")
+        }
+        let ipv6 = try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_HOST": "::1", "ACCOUNTD_PORT": "9200"]))
+        #expect(ipv6.projectSettings.actionHandlerURL == "http://[::1]:9200/__/auth/action")
+        #expect(ActionCodeSettings.httpHost(ipv6.projectSettings.actionHandlerURL) != nil)
+        for (name, value) in [("ACCOUNTD_PUBLIC_URL", "auth.example.com"), ("ACCOUNTD_ACTION_HANDLER_URL", "ftp://x/y")] {
+            #expect(problems([name: value]).contains { $0.hasPrefix("\(name) \"\(value)\" is not an absolute http(s) URL") })
+        }
+
+        // Anonymous sign-up: the emulator's default for demo- projects, explicit for real ones.
+        let demo = try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_PROJECT_ID": "demo-x"]))
+        #expect(demo.allowAnonymous && demo.projectSettings.allowAnonymous)
+        #expect(
+            try !Configuration(
+                ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_PROJECT_ID": "demo-x", "ACCOUNTD_ALLOW_ANONYMOUS": "off"])
+            ).allowAnonymous)
+        #expect(try !Configuration(ConfigurationInput().merged(withEnvironment: production)).allowAnonymous)
+        #expect(problems(["ACCOUNTD_ALLOW_ANONYMOUS": "maybe"]).contains { $0 == "ACCOUNTD_ALLOW_ANONYMOUS must be on or off" })
     }
 }

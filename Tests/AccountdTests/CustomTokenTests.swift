@@ -216,7 +216,7 @@ struct CustomTokenTests {
             RunningServer.binary.path, ["serve", "--port", "0", "--admin-port", "0"],
             environment: [
                 "PATH": "/usr/bin:/bin", "ACCOUNTD_PROJECT_ID": "acme-prod", "ACCOUNTD_API_KEYS": "k",
-                "ACCOUNTD_ADMIN_TOKENS": "ops:secret-token",
+                "ACCOUNTD_ADMIN_TOKENS": "ops:secret-token-7Hq2vX9pL4mZ8wR",
                 "ACCOUNTD_KEY_ENCRYPTION_KEY": Data(repeating: 9, count: 32).base64EncodedString(), "ACCOUNTD_MAIL_TRANSPORT": "webhook",
                 "ACCOUNTD_ACCEPT_UNSIGNED_CUSTOM_TOKENS": "1",
             ], errors: errors.path)

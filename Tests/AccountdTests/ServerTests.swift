@@ -33,7 +33,7 @@ struct ServerTests {
                 "/v1/projects/demo-test/accounts:noSuchThing",
                 "/nothing/here",
             ] {
-                let reply = try await http.post(path, [:], headers: [("Authorization", "Bearer test-admin-token")])
+                let reply = try await http.post(path, [:], headers: [("Authorization", "Bearer test-admin-token-7Hq2vX9pL4mZ8wR")])
                 #expect(reply.status == 404, "\(path)")
                 let error = try #require(reply.json["error"] as? [String: Any])
                 #expect(error["code"] as? Int == 404)
@@ -50,7 +50,7 @@ struct ServerTests {
         try await withServer(database: database) { http in
             let tenant = try await http.post(
                 "/v1/projects/demo-test/tenants/t1/accounts:lookup", [:],
-                headers: [("Authorization", "Bearer test-admin-token")]
+                headers: [("Authorization", "Bearer test-admin-token-7Hq2vX9pL4mZ8wR")]
             )
             #expect(tenant.status == 400)
             #expect(tenant.errorCode == "UNSUPPORTED_TENANT_OPERATION")
