@@ -335,48 +335,46 @@ struct SecondReviewTests {
     )
     func mappedAddressesAreIPv4() async throws {
         let database = try await TestDatabase.createMigrated()
-        let configuration = Self.configuration {
-            $0.host = "::"
-            $0.publicURL = "https://auth.example.com"
-            $0.abuseLimits.buckets[.passwordFailuresPerIP] = RateBucket(burst: 3, period: 3600)
+        // The built server, as an operator runs it on a dual-stack listener behind a proxy on loopback;
+        // the test connects to 127.0.0.1, which the :: listener sees as ::ffff:127.0.0.1.
+        let server = try await RunningServer(
+            database: database,
+            environment: [
+                "ACCOUNTD_HOST": "::", "ACCOUNTD_PUBLIC_URL": "https://auth.example.com", "ACCOUNTD_TRUSTED_PROXIES": "127.0.0.1/32",
+                "ACCOUNTD_LIMIT_PASSWORD_FAILURES_PER_IP": "3/1h",
+            ])
+        func call(_ rpc: String, _ body: [String: any Sendable], from address: String?) async throws -> TestHTTPClient.Reply {
+            try await server.http.post(
+                "/v1/accounts:\(rpc)?key=\(RunningServer.apiKey)", body, headers: address.map { [("X-Forwarded-For", $0)] } ?? [])
         }
-        try await withServer(configuration, database: database, clock: ManualClock()) { http in
-            // The test connects to 127.0.0.1: the :: listener sees ::ffff:127.0.0.1.
-            let signUp = try await Self.call(
-                http, "signUp", ["email": "u@example.com", "password": "right-pass", "returnSecureToken": true], from: Self.home)
-            #expect(signUp.status == 200)
-            let direct = try await http.post(
-                "/v1/accounts:signUp?key=\(API.key)", ["email": "direct@example.com", "password": "right-pass", "returnSecureToken": true])
-            #expect(direct.status == 200)
-            let stored = try await TestDatabase.withClient(database) { client in
-                var addresses: [String] = []
-                for address in try await client.query("SELECT ip_address FROM sessions ORDER BY created_at").decode(String.self) {
-                    addresses.append(address)
-                }
-                return addresses
+        let signUp = try await call("signUp", ["email": "u@example.com", "password": "right-pass", "returnSecureToken": true], from: Self.home)
+        #expect(signUp.status == 200, "\(String(decoding: signUp.body, as: UTF8.self))")
+        let direct = try await call("signUp", ["email": "direct@example.com", "password": "right-pass", "returnSecureToken": true], from: nil)
+        #expect(direct.status == 200)
+        let stored = try await TestDatabase.withClient(database) { client in
+            var addresses: [String] = []
+            for address in try await client.query("SELECT ip_address FROM sessions ORDER BY created_at").decode(String.self) {
+                addresses.append(address)
             }
-            #expect(stored == [Self.home, "127.0.0.1"], "the forwarded client, and the peer as IPv4")
+            return addresses
+        }
+        #expect(stored == [Self.home, "127.0.0.1"], "the forwarded client, and the peer as IPv4")
 
-            // One client's wrong passwords spend its own bucket, not every IPv4 client's.
-            for _ in 1...3 {
-                let wrong = try await Self.call(
-                    http, "signInWithPassword", ["email": "u@example.com", "password": "wrong"], from: Self.attacker)
-                #expect(wrong.errorCode == "INVALID_LOGIN_CREDENTIALS")
-            }
-            let spent = try await Self.call(
-                http, "signInWithPassword", ["email": "u@example.com", "password": "wrong"], from: Self.attacker)
-            #expect(spent.errorMessage == "TOO_MANY_ATTEMPTS_TRY_LATER : Too many unsuccessful login attempts. Please try again later.")
-            let other = try await Self.call(
-                http, "signInWithPassword", ["email": "u@example.com", "password": "right-pass"], from: "192.0.2.44")
-            #expect(other.status == 200, "another IPv4 client is not the attacker")
-            // A mapped address in the header is the same client as its IPv4 form.
-            let mapped = try await Self.call(
-                http, "signInWithPassword", ["email": "u@example.com", "password": "wrong"], from: "::ffff:\(Self.attacker)")
-            #expect(mapped.errorCode == "TOO_MANY_ATTEMPTS_TRY_LATER")
-            let nat64 = try await Self.call(
-                http, "signInWithPassword", ["email": "u@example.com", "password": "wrong"], from: "64:ff9b::cb00:7109")
-            #expect(nat64.errorCode == "TOO_MANY_ATTEMPTS_TRY_LATER", "64:ff9b::203.0.113.9 is 203.0.113.9")
+        // One client's wrong passwords spend its own bucket, not every IPv4 client's.
+        for _ in 1...3 {
+            let wrong = try await call("signInWithPassword", ["email": "u@example.com", "password": "wrong"], from: Self.attacker)
+            #expect(wrong.errorCode == "INVALID_LOGIN_CREDENTIALS")
         }
+        let spent = try await call("signInWithPassword", ["email": "u@example.com", "password": "wrong"], from: Self.attacker)
+        #expect(spent.errorMessage == "TOO_MANY_ATTEMPTS_TRY_LATER : Too many unsuccessful login attempts. Please try again later.")
+        let other = try await call("signInWithPassword", ["email": "u@example.com", "password": "right-pass"], from: "192.0.2.44")
+        #expect(other.status == 200, "another IPv4 client is not the attacker")
+        // A mapped or NAT64 address in the header is the same client as its IPv4 form.
+        let mapped = try await call("signInWithPassword", ["email": "u@example.com", "password": "wrong"], from: "::ffff:\(Self.attacker)")
+        #expect(mapped.errorCode == "TOO_MANY_ATTEMPTS_TRY_LATER")
+        let nat64 = try await call("signInWithPassword", ["email": "u@example.com", "password": "wrong"], from: "64:ff9b::cb00:7109")
+        #expect(nat64.errorCode == "TOO_MANY_ATTEMPTS_TRY_LATER", "64:ff9b::203.0.113.9 is 203.0.113.9")
+        try await server.stop()
     }
 
     @Test("2: a demo project on a wildcard listener without a public URL sends links on loopback, never a 500")
