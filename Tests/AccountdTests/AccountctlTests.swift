@@ -195,6 +195,30 @@ struct AccountctlTests {
             #expect(try await Self.run(["users", "find", "--provider", "oidc.corp", "--raw-id", "s-1"], url: url).status == 66)
             #expect(try await Self.run(["idp", "remove", "oidc.corp"], url: url).status == 0)
             #expect(try await Self.run(["idp", "show", "oidc.corp"], url: url).status == 66)
+
+            // Decision 11: an OIDC provider proves no domain unless told; --trust-email-domains tells it.
+            let plain = try await Self.run(
+                ["idp", "add-oidc", "oidc.plain", "--issuer", "https://i.example", "--client-id", "c"], url: url)
+            #expect(plain.output.contains("(default: none)"), "\(plain.output)")
+            let any = try await Self.run(
+                ["idp", "add-oidc", "oidc.any", "--issuer", "https://i.example", "--client-id", "c", "--trust-email-domains", "*"], url: url
+            )
+            let trustLine = any.output.split(separator: "\n").first { $0.hasPrefix("trusted email domains") }
+            #expect(any.status == 0 && trustLine?.hasSuffix(" *") == true, "\(any.output)")
+            let listed = try await Self.run(
+                [
+                    "idp", "add-oidc", "oidc.two", "--issuer", "https://i.example", "--client-id", "c", "--trust-email-domains",
+                    "a.example, B.example",
+                ],
+                url: url)
+            #expect(listed.output.contains("a.example, b.example"), "\(listed.output)")
+            let both = try await Self.run(
+                [
+                    "idp", "add-oidc", "oidc.both", "--issuer", "https://i.example", "--client-id", "c", "--trust-email-domains", "*",
+                    "--trust-none",
+                ],
+                url: url)
+            #expect(both.status != 0 && both.errors.contains("give one of"))
         }
     }
 }

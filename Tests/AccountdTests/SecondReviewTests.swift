@@ -347,9 +347,11 @@ struct SecondReviewTests {
             try await server.http.post(
                 "/v1/accounts:\(rpc)?key=\(RunningServer.apiKey)", body, headers: address.map { [("X-Forwarded-For", $0)] } ?? [])
         }
-        let signUp = try await call("signUp", ["email": "u@example.com", "password": "right-pass", "returnSecureToken": true], from: Self.home)
+        let signUp = try await call(
+            "signUp", ["email": "u@example.com", "password": "right-pass", "returnSecureToken": true], from: Self.home)
         #expect(signUp.status == 200, "\(String(decoding: signUp.body, as: UTF8.self))")
-        let direct = try await call("signUp", ["email": "direct@example.com", "password": "right-pass", "returnSecureToken": true], from: nil)
+        let direct = try await call(
+            "signUp", ["email": "direct@example.com", "password": "right-pass", "returnSecureToken": true], from: nil)
         #expect(direct.status == 200)
         let stored = try await TestDatabase.withClient(database) { client in
             var addresses: [String] = []
