@@ -181,27 +181,32 @@ struct ConfigurationTests {
         #expect(protectedDemo.emailEnumerationProtection)
     }
 
+    /// A real project's complete environment.
+    static let production = [
+        "ACCOUNTD_PROJECT_ID": "acme-prod", "ACCOUNTD_API_KEYS": "k1", "ACCOUNTD_ADMIN_TOKENS": "ops:s3cret-7Hq2vX9pL4mZ8wR0a",
+        "ACCOUNTD_KEY_ENCRYPTION_KEY": String(repeating: "ab", count: 32), "ACCOUNTD_MAIL_TRANSPORT": "smtp",
+    ]
+
+    /// What the server refuses to start with, for `environment` (none when it starts).
+    static func problems(_ environment: [String: String]) -> [String] {
+        do {
+            _ = try Configuration(ConfigurationInput().merged(withEnvironment: environment))
+            return []
+        } catch let error as ConfigurationError {
+            return error.problems
+        } catch {
+            return ["\(error)"]
+        }
+    }
+
     @Test(
         "the admin listener: loopback 9098 by default; the well-known token owner refused outside loopback for a real project unless allowed, then loudly; a port of its own"
     )
     func adminListener() throws {
-        let production = [
-            "ACCOUNTD_PROJECT_ID": "acme-prod", "ACCOUNTD_API_KEYS": "k1", "ACCOUNTD_ADMIN_TOKENS": "ops:s3cret-7Hq2vX9pL4mZ8wR0a",
-            "ACCOUNTD_KEY_ENCRYPTION_KEY": String(repeating: "ab", count: 32), "ACCOUNTD_MAIL_TRANSPORT": "smtp",
-        ]
         func configuration(_ extra: [String: String]) throws -> Configuration {
-            try Configuration(ConfigurationInput().merged(withEnvironment: production.merging(extra) { $1 }))
+            try Configuration(ConfigurationInput().merged(withEnvironment: Self.production.merging(extra) { $1 }))
         }
-        func problems(_ extra: [String: String]) -> [String] {
-            do {
-                _ = try configuration(extra)
-                return []
-            } catch let error as ConfigurationError {
-                return error.problems
-            } catch {
-                return ["\(error)"]
-            }
-        }
+        func problems(_ extra: [String: String]) -> [String] { Self.problems(Self.production.merging(extra) { $1 }) }
         let defaults = try configuration([:])
         #expect(defaults.adminHost == "127.0.0.1" && defaults.adminPort == 9098 && defaults.publicListener == .publicOnly)
         #expect(try Configuration(ConfigurationInput().merged(withEnvironment: [:])).publicListener == .combined)
@@ -235,7 +240,7 @@ struct ConfigurationTests {
         var input = ConfigurationInput()
         input.adminHost = "10.1.2.3"
         input.adminPort = "7000"
-        let options = try Configuration(input.merged(withEnvironment: production.merging(["ACCOUNTD_ADMIN_PORT": "7001"]) { $1 }))
+        let options = try Configuration(input.merged(withEnvironment: Self.production.merging(["ACCOUNTD_ADMIN_PORT": "7001"]) { $1 }))
         #expect(options.adminHost == "10.1.2.3" && options.adminPort == 7000, "options win over the environment")
     }
 
@@ -243,19 +248,9 @@ struct ConfigurationTests {
         "second review: a real project's admin tokens carry 128 bits; a wildcard listener needs a public URL; URLs are URLs; demo- allows anonymous sign-up"
     )
     func secondReview() throws {
-        let production = [
-            "ACCOUNTD_PROJECT_ID": "acme-prod", "ACCOUNTD_API_KEYS": "k1", "ACCOUNTD_ADMIN_TOKENS": "ops:s3cret-7Hq2vX9pL4mZ8wR0a",
-            "ACCOUNTD_KEY_ENCRYPTION_KEY": String(repeating: "ab", count: 32), "ACCOUNTD_MAIL_TRANSPORT": "smtp",
-        ]
+        let production = Self.production
         func problems(_ extra: [String: String], base: [String: String] = production) -> [String] {
-            do {
-                _ = try Configuration(ConfigurationInput().merged(withEnvironment: base.merging(extra) { $1 }))
-                return []
-            } catch let error as ConfigurationError {
-                return error.problems
-            } catch {
-                return ["\(error)"]
-            }
+            Self.problems(base.merging(extra) { $1 })
         }
         // Tokens: 32 hex digits (128 bits) and 22 base64 characters (132) pass; shorter, or one repeated character, do not.
         for token in ["0123456789abcdef0123456789abcdef", "Qm9vdHN0cmFwLXNlY3JldA", "correct horse battery staple twice over"] {

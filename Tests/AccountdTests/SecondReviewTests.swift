@@ -23,14 +23,13 @@ struct SecondReviewTests {
     static let home = "198.51.100.7"
     static let attacker = "203.0.113.9"
 
-    /// A real project's configuration, limits on, the loopback peer a trusted proxy.
+    /// The abuse-limit suite's real project (limits on, the loopback peer a trusted proxy), with
+    /// enumeration protection on as a real project's default.
     static func configuration(_ change: (inout Configuration) -> Void = { _ in }) -> Configuration {
-        var configuration = productionConfiguration()
-        configuration.abuseLimits = AbuseLimitSettings(enabled: true)
-        configuration.trustedProxies = [IPNetwork("127.0.0.1/32")!]
-        configuration.emailEnumerationProtection = true
-        change(&configuration)
-        return configuration
+        AbuseLimitTests.configuration {
+            $0.emailEnumerationProtection = true
+            change(&$0)
+        }
     }
 
     /// A client RPC from `address` (through the trusted proxy).
