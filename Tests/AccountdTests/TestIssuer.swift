@@ -42,7 +42,7 @@ final class TestIssuer: Sendable {
 
     /// What the routes and the tests share.
     final class Shared: Sendable {
-        let rsa = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let rsa: _RSA.Signing.PrivateKey
         let ec = P256.Signing.PrivateKey()
         let state = Mutex((rsaKeyID: "rsa-1", fetches: 0, maxAge: 3600))
         /// Discovery requests seen, and a status to answer them with instead (0: the document).
@@ -55,12 +55,26 @@ final class TestIssuer: Sendable {
         let tokenStatus = Mutex(0)
         /// The last form the token endpoint received.
         let lastTokenForm = Mutex([String: String]())
+
+        /// State around `rsa`, a key generated off the cooperative pool (``TestIssuer/rsaKey()``).
+        init(rsa: _RSA.Signing.PrivateKey) { self.rsa = rsa }
+    }
+
+    /// A new RSA-2048 key, generated on a Dispatch thread: generation blocks its thread for a tenth
+    /// of a second or more, and the suite's many issuers and servers start at once, so on Swift's
+    /// cooperative pool it stalled every other test's tasks.
+    static func rsaKey() async throws -> _RSA.Signing.PrivateKey {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global(qos: .utility).async {
+                continuation.resume(with: Result { try _RSA.Signing.PrivateKey(keySize: .bits2048) })
+            }
+        }
     }
 
     /// Starts an issuer for `body`; with `tls`, over HTTPS with a certificate of its own for
     /// 127.0.0.1 (which the test trusts through `ACCOUNTD_IDP_CA_FILE`).
     static func with<T: Sendable>(tls: Bool = false, _ body: @Sendable (TestIssuer) async throws -> T) async throws -> T {
-        let shared = Shared()
+        let shared = Shared(rsa: try await rsaKey())
         let scheme = tls ? "https" : "http"
         let router = Router()
         router.get("/.well-known/openid-configuration") { _, _ -> Response in

@@ -224,7 +224,9 @@ func whileUserLocked(
             try await connection.query("SELECT 1 FROM users WHERE local_id = \(localID) FOR UPDATE", logger: TestDatabase.logger)
             let pending = Task { try await request() }
             var waiting = 0
-            for _ in 0..<100 where waiting == 0 {
+            // Until the request is blocked on the row: at once on an idle machine; a loaded one may
+            // take seconds to get it that far, so the wait is bounded only as a backstop.
+            for _ in 0..<1200 where waiting == 0 {
                 try await Task.sleep(for: .milliseconds(50))
                 for count in try await client.query(
                     "SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",

@@ -288,12 +288,24 @@ package actor RS256KeyRing: TokenSigner {
         return elapsed >= interval || elapsed < 0
     }
 
-    /// Generates an RSA-2048 key with a self-signed certificate and seals its private half. Runs off
-    /// the actor: key generation takes tens of milliseconds.
+    /// A new RSA-2048 private key, generated on a Dispatch thread.
+    static func generateOffPool() async throws -> _RSA.Signing.PrivateKey {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global(qos: .utility).async {
+                continuation.resume(with: Result { try _RSA.Signing.PrivateKey(keySize: .bits2048) })
+            }
+        }
+    }
+
+    /// Generates an RSA-2048 key with a self-signed certificate and seals its private half. The
+    /// generation runs on a thread of its own, off the actor and off Swift's cooperative pool: it
+    /// takes tens of milliseconds, hundreds on a loaded machine, and every task of the process waits
+    /// behind a blocked cooperative thread (the suite's dozens of servers starting at once stalled
+    /// each other for seconds).
     private nonisolated static func makeKey(
         state: SigningKeyRecord.State, at instant: Date, sealer: KeySealer
     ) async throws -> SigningKeyRecord {
-        let privateKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let privateKey = try await generateOffPool()
         let publicKeyDER = Array(privateKey.publicKey.derRepresentation)
         let certificateKey = Certificate.PrivateKey(privateKey)
         let name = try DistinguishedName { CommonName("securetoken@accountd") }
