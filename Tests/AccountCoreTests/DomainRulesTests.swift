@@ -351,6 +351,9 @@ struct AbuseLimitRulesTests {
         #expect(LockoutRules.lockedUntil(failures: 100, network: .unknown, now: now, policy: policy) == .distantFuture)
         #expect(seconds(100, .known) == 900, "the known network has no hard limit")
         #expect(LockoutRules.retryAfter(until: now + 0.2, now: now) == 1 && LockoutRules.retryAfter(until: now + 29.5, now: now) == 30)
+        // The database's microseconds do not add a second.
+        #expect(LockoutRules.retryAfter(until: now + 30.0000004, now: now) == 30)
+        #expect(LockoutRules.retryAfter(until: now + 30.01, now: now) == 31)
     }
 
     @Test("§E.5: bucket sizes parse as <burst>/<period>; an address counts by IPv4 address or IPv6 /64")

@@ -64,16 +64,6 @@ struct OutboxTests {
         try await client.query("UPDATE email_outbox SET next_attempt_at = now() WHERE status = 'pending'")
     }
 
-    /// Polls `condition` until it holds or `timeout` passes.
-    static func eventually(timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(25))
-        }
-        return try await condition()
-    }
-
     @Test("a message enqueued in a transaction that rolls back is never queued")
     func rollbackQueuesNothing() async throws {
         let url = try await TestDatabase.createMigrated()
@@ -270,7 +260,7 @@ struct OutboxTests {
             try await Task.sleep(for: .milliseconds(500))
             let message = Self.message()
             try await Self.enqueue(message, client)
-            #expect(try await Self.eventually(timeout: .seconds(20)) { transport.delivered.count == 1 })
+            #expect(try await eventually { transport.delivered.count == 1 })
             #expect(transport.delivered == [message])
             running.cancel()
             try await running.value
@@ -290,14 +280,14 @@ struct OutboxTests {
             try await Self.enqueue(message, client)
             let running = Task { try await worker.run() }
 
-            #expect(try await Self.eventually { try await Self.rows(client).first.map { $0.attempts >= 3 } ?? false })
+            #expect(try await eventually { try await Self.rows(client).first.map { $0.attempts >= 3 } ?? false })
             let waiting = try #require(try await Self.rows(client).first)
             #expect(waiting.status == "pending")
             #expect(waiting.lastError?.contains("could not connect") == true, "\(waiting.lastError ?? "nil")")
             #expect(waiting.bodyText == message.textBody)
 
             try await withSMTPRelay(port: port) { relay in
-                #expect(try await Self.eventually { try await Self.rows(client).first?.status == "sent" })
+                #expect(try await eventually { try await Self.rows(client).first?.status == "sent" })
                 let received = try await relay.waitForMessages(1)
                 #expect(received.count == 1)
                 #expect(received.first?.subject == message.subject)

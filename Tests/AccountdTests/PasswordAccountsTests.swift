@@ -1,6 +1,9 @@
+import AccountCrypto
+import AccountPostgres
 import AccountTesting
 import Foundation
 import NIOHTTP1
+import PostgresNIO
 import Testing
 
 @testable import accountd
@@ -189,6 +192,34 @@ struct PasswordAccountsTests {
                 return try await group.reduce(into: [String]()) { $0.append($1) }
             }
             #expect(codes.sorted() == ["EMAIL_EXISTS", "EMAIL_EXISTS", "EMAIL_EXISTS", "OK"])
+        }
+    }
+
+    @Test("raising the argon2id cost upgrades a user's hash at their next sign-in, once; a wrong password changes nothing")
+    func rehashOnSignIn() async throws {
+        let database = try await TestDatabase.createMigrated()
+        @Sendable func storedHash() async throws -> String {
+            try await TestDatabase.withClient(database) { client in
+                var phc = ""
+                for hash in try await client.query("SELECT convert_from(hash, 'UTF8') FROM password_credentials").decode(String.self) {
+                    phc = hash
+                }
+                return phc
+            }
+        }
+        try await withServer(database: database) { http in _ = try await API(http: http).signUp("rehash@example.com") }
+        #expect(try await storedHash().hasPrefix("$argon2id$v=19$m=1024,t=1,p=1$"))
+        var stronger = testConfiguration()
+        stronger.passwordHashParameters = .init(memoryKiB: 2048, iterations: 2)
+        try await withServer(stronger, database: database) { http in
+            let api = API(http: http)
+            #expect(try await api.client("signInWithPassword", ["email": "rehash@example.com", "password": "wrong-pass"]).status == 400)
+            #expect(try await storedHash().hasPrefix("$argon2id$v=19$m=1024,t=1,p=1$"), "a wrong password upgrades nothing")
+            _ = try await api.signIn("rehash@example.com")
+            let upgraded = try await storedHash()
+            #expect(upgraded.hasPrefix("$argon2id$v=19$m=2048,t=2,p=1$"))
+            _ = try await api.signIn("rehash@example.com")
+            #expect(try await storedHash() == upgraded, "a current hash is kept")
         }
     }
 }

@@ -166,7 +166,8 @@ package struct AccountService: Sendable {
         guard try await hasher.verify(password, against: credential.stored, lane: lane) else { throw try await failed(wrongPassword) }
         if user.disabled { throw AccountError(.userDisabled) }
         try await limiter.passwordSucceeded(email: email, after: check)
-        let upgrade = credential.stored.isNative ? nil : try await hasher.hash(password)
+        // An imported hash, or one of weaker (other) parameters, is replaced now that the password is known.
+        let upgrade = hasher.needsRehash(credential.stored) ? try await hasher.hash(password) : nil
         let session = newSession(provider: "password", method: "password", client: client)
         do {
             let (signedIn, ticket) = try await store.startSession(

@@ -25,8 +25,8 @@ package protocol AccountStore: Sendable {
 
     /// Signs in `user`, as the caller read it and verified its password: the user must still exist
     /// (`userNotFound`), have the credential version the caller verified (`invalidPassword`), and be
-    /// enabled (`userDisabled`). Replaces an imported hash by `upgradedPassword` (compare-and-swap on
-    /// the version).
+    /// enabled (`userDisabled`). Replaces the stored hash (imported, or of old parameters) by
+    /// `upgradedPassword` (compare-and-swap on the version).
     func startSession(
         for user: UserRecord, upgradedPassword: StoredPassword?, session: NewSession, now: Date
     ) async throws -> (UserRecord, MintTicket)

@@ -114,9 +114,11 @@ package enum LockoutRules {
         return now + min(policy.baseSeconds * Double(1 << doublings), policy.maxSeconds)
     }
 
-    /// The seconds a client waits until `instant`, as `Retry-After` carries them (1–86400, rounded up).
+    /// The seconds a client waits until `instant`, as `Retry-After` carries them (1–86400, rounded
+    /// up). A millisecond over a whole second is not another second: instants come back from the
+    /// database rounded to the microsecond, so "30 s from now" may read back as 30.0000004.
     package static func retryAfter(until instant: Date, now: Date) -> Int {
-        Int(min(max(instant.timeIntervalSince(now).rounded(.up), 1), 86400))
+        Int(min(max((instant.timeIntervalSince(now) - 0.001).rounded(.up), 1), 86400))
     }
 }
 

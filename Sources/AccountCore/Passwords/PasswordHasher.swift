@@ -49,6 +49,10 @@ package protocol PasswordHasher: Sendable {
     /// Checks an import's `hashAlgorithm` and its parameters (identity-toolkit.md §4.11), throwing
     /// `importFault` with the first fault's name; within decision 16's bounds on work per guess.
     func validateImport(algorithm: String, parameters: [String: String]) throws(AccountError)
+    /// Whether `stored` should be replaced by a new native hash once its password is known: an
+    /// imported algorithm, or argon2id made with other parameters than the current ones (an
+    /// operator who raised `ACCOUNTD_ARGON2_*` upgrades users as they sign in).
+    func needsRehash(_ stored: StoredPassword) -> Bool
     /// A per-user fault of an imported hash that passed ``validateImport(algorithm:parameters:)``
     /// (a bcrypt cost or a PBKDF2 length that asks for too much work); nil when it can be verified.
     func importFault(_ stored: StoredPassword) -> String?

@@ -169,7 +169,8 @@ package final class Argon2idHasher: PasswordHasher {
         return try await pool.runIfActive(work)
     }
 
-    /// Whether a stored PHC string used weaker parameters than the current ones.
+    /// Whether `stored` is imported, or a PHC string made with other parameters than the current
+    /// ones (libsodium compares memory and passes); the sign-in then stores a new hash.
     package func needsRehash(_ stored: StoredPassword) -> Bool {
         guard stored.isNative else { return true }
         var phc = stored.hash + [0]

@@ -68,7 +68,7 @@ extension PostgresAccountStore {
                 // The row is locked and only these fields change: no need to read it back.
                 var signedIn = user
                 if let upgradedPassword, let credential = user.password {
-                    // Same credential version: the imported hash is swapped for the native one, not a change.
+                    // Same credential version: the old hash is swapped for a current native one, not a change.
                     try await tx.writePassword(
                         upgradedPassword, localID: user.localID, now: credential.updatedAt)
                     signedIn.password = PasswordCredential(stored: upgradedPassword, updatedAt: credential.updatedAt)
