@@ -100,7 +100,7 @@ struct AdminTests {
             let listed = try await api.admin("listSigningKeys", [:])
             #expect((listed.json["keys"] as? [[String: Any]])?.count == 1)
             let rotated = try await api.admin("rotateSigningKeys", ["immediately": true])
-            let kid = try #require(rotated.string("kid"))
+            let kid = try #require(rotated.string("kid"), "\(String(decoding: rotated.body, as: UTF8.self))")
             let after = try await api.signIn("alice@example.com")
             #expect(Self.kid(after.idToken) == kid)
             #expect(Self.kid(before.idToken) != kid)

@@ -1,4 +1,5 @@
 import AccountCore
+import AccountCrypto
 import AccountTesting
 import Crypto
 import Foundation
@@ -60,15 +61,11 @@ final class TestIssuer: Sendable {
         init(rsa: _RSA.Signing.PrivateKey) { self.rsa = rsa }
     }
 
-    /// A new RSA-2048 key, generated on a Dispatch thread: generation blocks its thread for a tenth
-    /// of a second or more, and the suite's many issuers and servers start at once, so on Swift's
-    /// cooperative pool it stalled every other test's tasks.
+    /// A new RSA-2048 key, generated as the server generates its own (``RS256KeyRing``), on a
+    /// thread of its own: on Swift's cooperative pool the suite's many issuers and servers, starting
+    /// at once, stalled every other test's tasks.
     static func rsaKey() async throws -> _RSA.Signing.PrivateKey {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global(qos: .utility).async {
-                continuation.resume(with: Result { try _RSA.Signing.PrivateKey(keySize: .bits2048) })
-            }
-        }
+        try await RS256KeyRing.generateOffPool()
     }
 
     /// Starts an issuer for `body`; with `tls`, over HTTPS with a certificate of its own for

@@ -4,7 +4,7 @@ package import Foundation
 import SwiftASN1
 import Synchronization
 import X509
-import _CryptoExtras
+package import _CryptoExtras
 
 /// The service's RS256 signer (identity-toolkit.md §3.6): signs with the one `current` key, verifies with every
 /// published key, and keeps the decrypted keys in memory. The keys live in the shared
@@ -288,12 +288,14 @@ package actor RS256KeyRing: TokenSigner {
         return elapsed >= interval || elapsed < 0
     }
 
-    /// A new RSA-2048 private key, generated on a Dispatch thread.
-    static func generateOffPool() async throws -> _RSA.Signing.PrivateKey {
+    /// A new RSA-2048 private key, generated on a thread of its own: not a queue's, where one
+    /// generation waits behind every other (the suite's servers start dozens at once), and not the
+    /// cooperative pool's, which it would block.
+    package static func generateOffPool() async throws -> _RSA.Signing.PrivateKey {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global(qos: .utility).async {
-                continuation.resume(with: Result { try _RSA.Signing.PrivateKey(keySize: .bits2048) })
-            }
+            let thread = Thread { continuation.resume(with: Result { try _RSA.Signing.PrivateKey(keySize: .bits2048) }) }
+            thread.name = "accountd-rsa-keygen"
+            thread.start()
         }
     }
 
