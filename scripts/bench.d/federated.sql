@@ -21,7 +21,7 @@ SELECT local_id FROM federated_identities WHERE tenant_id = '' AND provider_id =
     FOR UPDATE \gset
 SELECT u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_email, u.display_name, u.photo_url,
     u.phone_number, u.disabled, u.custom_attributes, u.custom_auth, u.created_at, u.last_login_at, u.last_refresh_at,
-    u.valid_since, u.tokens_valid_after, u.credential_version,
+    u.valid_since, u.tokens_valid_after, u.credential_version, u.anonymous,
     p.algorithm, p.hash, p.salt, p.parameters::text, p.updated_at,
     (SELECT coalesce(json_agg(json_build_array(f.provider_id, f.raw_id, f.email, f.display_name, f.photo_url,
              (extract(epoch FROM f.linked_at) * 1000)::bigint) ORDER BY f.linked_at), '[]')::text
