@@ -37,7 +37,7 @@ func buildApplication(
     let refreshKeyID = "k" + sealer.kekID.prefix(8)
     let refreshCodec = HMACRefreshTokenCodec(
         masterKeys: [refreshKeyID: sealer.derive(info: "accountd refresh-token master v1", count: 32)],
-        currentKeyID: refreshKeyID, acceptsVersion1: configuration.acceptVersion1RefreshTokens
+        currentKeyID: refreshKeyID, acceptsVersion1: configuration.acceptVersion1RefreshTokens ?? true
     )
     // Suspended until the revocation listener hears the channel.
     let cache = RevocationCache(suspended: true)
@@ -158,6 +158,14 @@ func buildApplication(
                 }
                 try await keyRing.ensureCurrentKey()
                 try await warnOfProvidersTrustingAnyDomain(idpConfigs, logger: logger)
+                if configuration.acceptVersion1RefreshTokens == nil {
+                    refreshCodec.versionOne.set(try await store.hasVersionOneRefreshTokens())
+                    if refreshCodec.acceptsVersion1 {
+                        logger.notice(
+                            "live sessions still hold first-format refresh tokens: accepted until they refresh (ACCOUNTD_REFRESH_ACCEPT_V1=auto re-checks at every start; off refuses them)"
+                        )
+                    }
+                }
             }
         } catch {
             await onStartupFailure(error)

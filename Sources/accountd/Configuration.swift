@@ -72,8 +72,9 @@ struct Configuration: Sendable {
     /// Anonymous sign-up (`ACCOUNTD_ALLOW_ANONYMOUS`; off, on for `demo-` projects as in the emulator).
     var allowAnonymous = false
     /// Refresh tokens of the first format (issued before version 2, whose MAC needs the session
-    /// read first) still refreshed (`ACCOUNTD_REFRESH_ACCEPT_V1`, on).
-    var acceptVersion1RefreshTokens = true
+    /// read first) still refreshed (`ACCOUNTD_REFRESH_ACCEPT_V1`: `on`, `off`, or `auto`, nil: while
+    /// at start some live session still holds one).
+    var acceptVersion1RefreshTokens: Bool? = nil
     /// Email enumeration protection (`ACCOUNTD_EMAIL_ENUMERATION_PROTECTION`; on by default, as
     /// production Firebase since 2023, off for `demo-` projects).
     var emailEnumerationProtection = false
@@ -175,11 +176,15 @@ struct Configuration: Sendable {
     }
 
     /// An estimate of the secret bits in an admin token, from its length and alphabet: 4 a hex
-    /// digit, 6 a base64 character, log2(95) any other printable one. A token of one repeated
-    /// character has none.
+    /// digit, 6 a base64 character, log2(95) any other printable one. A token of fewer than 10
+    /// different characters, or one that repeats a shorter run (`adminadminadmin…`), has none: what
+    /// `openssl rand` prints has 12 or more.
     static func estimatedBits(_ token: String) -> Double {
         let characters = Array(token.unicodeScalars)
-        guard Set(characters).count > 1 else { return 0 }
+        guard Set(characters).count >= 10 else { return 0 }
+        for period in 1...max(1, characters.count / 2) {
+            if (period..<characters.count).allSatisfy({ characters[$0] == characters[$0 - period] }) { return 0 }
+        }
         let hex =
             characters.allSatisfy { ("0"..."9").contains($0) || ("a"..."f").contains($0) }
             || characters.allSatisfy { ("0"..."9").contains($0) || ("A"..."F").contains($0) }
@@ -403,7 +408,12 @@ extension Configuration {
         let protection = toggle("ACCOUNTD_EMAIL_ENUMERATION_PROTECTION", !isDemo)
         // The emulator allows anonymous sign-up; a real project turns it on explicitly.
         let allowAnonymous = toggle("ACCOUNTD_ALLOW_ANONYMOUS", isDemo)
-        let acceptVersion1 = toggle("ACCOUNTD_REFRESH_ACCEPT_V1", true)
+        // First-format refresh tokens: `auto` (the default) decides at start from the sessions.
+        let version1: Bool?
+        switch input.environment["ACCOUNTD_REFRESH_ACCEPT_V1"]?.lowercased() {
+        case nil, "", "auto": version1 = nil
+        default: version1 = toggle("ACCOUNTD_REFRESH_ACCEPT_V1", true)
+        }
         if !isDemo {
             // An admin token is a password to every account: a real project's must be a secret no one
             // guesses (second review). The one exception is the Admin SDK's emulator token `owner`,
@@ -476,6 +486,11 @@ extension Configuration {
         for entry in Self.list(input.environment["ACCOUNTD_TRUSTED_PROXIES"] ?? "") {
             if let network = IPNetwork(entry) {
                 trustedProxies.append(network)
+                if network.coversEverything {
+                    warnings.append(
+                        "ACCOUNTD_TRUSTED_PROXIES entry \(entry) holds every address: any client can name itself in X-Forwarded-For and choose its own abuse-limit key"
+                    )
+                }
             } else {
                 problems.append("ACCOUNTD_TRUSTED_PROXIES entry \"\(entry)\" is not an address or CIDR (10.0.0.0/8, fd00::/8)")
             }
@@ -518,7 +533,7 @@ extension Configuration {
                 statementTimeoutSeconds: statementTimeout == 0 ? nil : statementTimeout),
             passwordHashParameters: .init(memoryKiB: Int(argon2Memory), iterations: Int(argon2Iterations)),
             allowAnonymous: allowAnonymous,
-            acceptVersion1RefreshTokens: acceptVersion1,
+            acceptVersion1RefreshTokens: version1,
             emailEnumerationProtection: protection,
             passwordMinimumLength: Int(minimumPassword),
             recentLoginSeconds: recentLogin,

@@ -253,15 +253,24 @@ struct ConfigurationTests {
             Self.problems(base.merging(extra) { $1 })
         }
         // Tokens: 32 hex digits (128 bits) and 22 base64 characters (132) pass; shorter, or one repeated character, do not.
-        for token in ["0123456789abcdef0123456789abcdef", "Qm9vdHN0cmFwLXNlY3JldA", "correct horse battery staple twice over"] {
+        for token in ["5f3c9a17e2b84d06a1c7f93e28b5d40c", "Qm9vdHN0cmFwLXNlY3JldA", "correct horse battery staple twice over"] {
             #expect(problems(["ACCOUNTD_ADMIN_TOKENS": "ops:\(token)"]).isEmpty, "\(token)")
         }
-        for token in ["s3cret", "0123456789abcdef0123456789abcde", "Qm9vdHN0cmFwLXNlY3Jld", String(repeating: "a", count: 200)] {
+        for token in [
+            "s3cret", "0123456789abcdef0123456789abcde", "Qm9vdHN0cmFwLXNlY3Jld", String(repeating: "a", count: 200),
+            "adminadminadminadminad", "changeme-changeme-changeme-changeme", "abcdefghijabcdefghijabcdefghij",
+        ] {
             let refused = problems(["ACCOUNTD_ADMIN_TOKENS": "ops:\(token)"])
             #expect(refused.contains { $0.hasPrefix("ACCOUNTD_ADMIN_TOKENS entry ops carries about") }, "\(token): \(refused)")
             #expect(!refused.joined().contains(token), "the refusal never prints the token")
         }
         #expect(problems(["ACCOUNTD_ADMIN_TOKENS": "ops:s3cret"], base: ["ACCOUNTD_PROJECT_ID": "demo-x"]).isEmpty, "demo projects choose")
+        // A trusted proxy that holds every address lets any client name itself: said at every start.
+        for everything in ["0.0.0.0/0", "::/0", "::ffff:0:0/96"] {
+            let warned = try Configuration(
+                ConfigurationInput().merged(withEnvironment: production.merging(["ACCOUNTD_TRUSTED_PROXIES": everything]) { $1 }))
+            #expect(warned.warnings.contains { $0.hasPrefix("ACCOUNTD_TRUSTED_PROXIES entry \(everything) holds every address") })
+        }
 
         // A wildcard listener: email links would point at no address.
         for host in ["0.0.0.0", "::", "[::]"] {

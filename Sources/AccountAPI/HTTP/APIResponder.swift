@@ -194,16 +194,17 @@ package struct APIResponder: HTTPResponder {
     /// identity-toolkit.md §1.3, checks 1–4, in order, after the listener's own rule: a public
     /// listener that does not serve admins refuses every bearer alike, and the admin listener
     /// refuses every call without one.
-    /// A refused bearer counts against the client's address; an address out of guesses is refused
-    /// before its token is compared (``AdminTokenGuard``).
+    /// A configured bearer is never limited (§E.6); a refused one counts against the client's
+    /// address, and an address out of guesses is answered `TOO_MANY_ATTEMPTS_TRY_LATER` with
+    /// `Retry-After` instead of 401, writing nothing more (``AdminTokenGuard``).
     private func resolveCaller(_ request: Request, context: AccountRequestContext, projectScoped: Bool, pathProject: String?) async throws
         -> Caller
     {
         if let authorization = request.headers[.authorization], let token = Self.bearerToken(authorization) {
             guard listener.servesAdmins else { throw APIError.adminElsewhere }
-            let address = tokenGuard == nil ? nil : clientAddress(request, context)
-            try tokenGuard?.admit(address)
             guard let name = access.adminName(forBearer: token) else {
+                let address = tokenGuard == nil ? nil : clientAddress(request, context)
+                try tokenGuard?.admit(address)
                 try await RequestScope.arrived { try await tokenGuard?.failed(address) }
                 throw APIError.unauthenticated
             }

@@ -3,14 +3,15 @@ import Foundation
 import Synchronization
 
 /// Counts refused admin bearer tokens per client address (`admin_token_failures_per_ip`,
-/// federation-and-limits.md §E.5): a guessed token costs a cell of the address's bucket in
-/// PostgreSQL, shared by every replica, and an address whose bucket is empty is refused before its
-/// token is even compared, until the bucket refills. A valid token touches nothing: admin calls
-/// are never limited (§E.6), and the lookup workload pays no extra statement.
+/// federation-and-limits.md §E.5): a wrong token costs a cell of the address's bucket in
+/// PostgreSQL, shared by every replica; once the bucket is empty, wrong tokens from the address are
+/// answered `TOO_MANY_ATTEMPTS_TRY_LATER` with `Retry-After`, from memory, until it refills. A
+/// configured token is never limited and touches nothing (§E.6): an operator behind the same NAT
+/// as a guesser, or a backend with a rotated-out token beside a current one, is never locked out,
+/// and a 128-bit token (what a real project must configure) gives a guesser nothing to find.
 ///
 /// The refusal is remembered on the replica that saw it (in memory, at most ``capacity``
-/// addresses): so a correct guess from an address already refused is refused too, and each
-/// replica learns of a spent bucket at the first failure it sees.
+/// addresses); each replica learns of a spent bucket at the first failure it sees.
 package final class AdminTokenGuard: Sendable {
     private let limiter: AbuseLimiter
     private let blocked = Mutex<[String: Date]>([:])
@@ -22,7 +23,8 @@ package final class AdminTokenGuard: Sendable {
         self.limiter = limiter
     }
 
-    /// Throws the bucket's refusal while `address` is refused on this replica.
+    /// Throws the bucket's refusal while `address` is out of guesses on this replica (asked only
+    /// for a wrong token).
     package func admit(_ address: String?) throws(AccountError) {
         guard let address = address.map(AbuseLimiter.networkKey), limiter.settings.enabled else { return }
         let now = limiter.clock.now()

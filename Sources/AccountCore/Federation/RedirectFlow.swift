@@ -75,8 +75,10 @@ extension FederatedSignInService {
             || config.codeFlow
             || (providerID == "google.com" && config.clientSecret != nil
                 && (request.authFlowType == "CODE_FLOW" || request.oauthScope != nil))
-        // Every flow is a row for ten minutes: a client starts a bounded number (decision 17).
+        // Every flow is a row for ten minutes: a client starts a bounded number (decision 17), and
+        // the project a bounded total, however many addresses its clients hold.
         try await accounts.limiter.consume(.authFlowsPerIP, request.address.map(AbuseLimiter.networkKey))
+        if request.address != nil { try await accounts.limiter.consume(.authFlowsPerProject, accounts.settings.projectID) }
         let state = Base64URL.encode(accounts.random.bytes(32))
         var items: [(String, String)] = [
             ("response_type", apple ? "code id_token" : codeFlow ? "code" : "id_token"), ("client_id", config.clientID),

@@ -42,6 +42,9 @@ package enum LimitBucket: String, Sendable, CaseIterable {
     case credentialFailuresPerIP = "credential_failures_per_ip"
     /// Redirect flows started (`createAuthUri` with a `providerId`), each a stored row (decision 17).
     case authFlowsPerIP = "auth_flows_per_ip"
+    /// Redirect flows started in the whole project: the ceiling on the flow table however many
+    /// addresses a client has (an IPv6 /48 holds 65,536 /64s, each with its own per-address bucket).
+    case authFlowsPerProject = "auth_flows_per_project"
     /// Admin bearer tokens refused on the admin listener: guesses at an operator's token.
     case adminTokenFailuresPerIP = "admin_token_failures_per_ip"
 
@@ -57,6 +60,9 @@ package enum LimitBucket: String, Sendable, CaseIterable {
         case .lookupsPerIP: RateBucket(burst: 60, period: 10)
         case .credentialFailuresPerIP: RateBucket(burst: 30, period: 10)
         case .authFlowsPerIP: RateBucket(burst: 100, period: 10)
+        // 10,000 at once, then 1,000 a minute: with flows living ten minutes and swept every five,
+        // at most about 25,000 rows (about 110 MB at the bounds' largest) ever exist.
+        case .authFlowsPerProject: RateBucket(burst: 10_000, period: 0.06)
         case .adminTokenFailuresPerIP: RateBucket(burst: 20, period: 30)
         }
     }
@@ -67,6 +73,7 @@ package enum LimitBucket: String, Sendable, CaseIterable {
         case .passwordFailuresPerIP: "Too many unsuccessful login attempts. Please try again later."
         case .accountCreationsPerIP: "Too many accounts created from this network. Please try again later."
         case .mailPerAddressSpacing, .mailPerAddress: "Too many emails sent to this address. Please try again later."
+        case .authFlowsPerProject: "Too many sign-in flows are in progress. Please try again later."
         case .mailPerIP, .codeFailuresPerIP, .lookupsPerIP, .credentialFailuresPerIP, .authFlowsPerIP, .adminTokenFailuresPerIP:
             "Too many requests from this network. Please try again later."
         }

@@ -1,5 +1,6 @@
 package import AccountCore
 import Crypto
+import Synchronization
 
 /// Refresh tokens of identity-toolkit.md §3.3, under a per-session key K_s = HKDF-SHA256(master key,
 /// salt: the session's 16-byte random salt, info "accountd refresh v1").
@@ -10,10 +11,25 @@ import Crypto
 /// altered token is refused before any database read (the second review's finding); the store then
 /// only checks that the salt and key are the session's. The salt is not secret: the master key is.
 ///
-/// Version 1 (still accepted, ``acceptsVersion1``): 1 ‖ session id ‖ generation ‖
+/// Version 1 (accepted while ``acceptsVersion1``): 1 ‖ session id ‖ generation ‖
 /// HMAC-SHA256(K_s, utf8(sessionID) ‖ generation), 76 characters. Its MAC needs the session's salt,
 /// so it is checked after reading the session; a session refreshed once holds a version 2 token.
 package struct HMACRefreshTokenCodec: RefreshTokenCodec {
+    /// Whether version 1 tokens are refreshed: set at start (``set(_:)``) once the server knows
+    /// whether any live session still holds one (`ACCOUNTD_REFRESH_ACCEPT_V1=auto`).
+    package final class VersionOneAcceptance: Sendable {
+        private let accepted: Atomic<Bool>
+
+        /// Starts as `accepted`.
+        package init(_ accepted: Bool) { self.accepted = Atomic(accepted) }
+
+        /// Whether version 1 tokens are refreshed now.
+        package var isAccepted: Bool { accepted.load(ordering: .relaxed) }
+
+        /// Accepts version 1 tokens, or stops.
+        package func set(_ value: Bool) { accepted.store(value, ordering: .relaxed) }
+    }
+
     /// Why a token could not be made.
     package enum Failure: Error, Equatable {
         /// The session id is not base64url of 16 bytes (22 characters).
@@ -26,7 +42,9 @@ package struct HMACRefreshTokenCodec: RefreshTokenCodec {
 
     package let currentKeyID: String
     /// Whether version 1 tokens (issued before version 2) are still refreshed.
-    package let acceptsVersion1: Bool
+    package let versionOne: VersionOneAcceptance
+    /// Whether version 1 tokens are refreshed now.
+    package var acceptsVersion1: Bool { versionOne.isAccepted }
     private let masterKeys: [String: SymmetricKey]
     /// Master key ids by their 2-byte tag.
     private let keyIDsByTag: [UInt16: String]
@@ -44,7 +62,7 @@ package struct HMACRefreshTokenCodec: RefreshTokenCodec {
         precondition(masterKeys[currentKeyID] != nil, "the current refresh key id names no master key")
         self.masterKeys = masterKeys.mapValues { SymmetricKey(data: $0) }
         self.currentKeyID = currentKeyID
-        self.acceptsVersion1 = acceptsVersion1
+        self.versionOne = VersionOneAcceptance(acceptsVersion1)
         var tags: [UInt16: String] = [:]
         for id in masterKeys.keys {
             precondition(tags.updateValue(id, forKey: Self.tag(id)) == nil, "two refresh master key ids share a tag")

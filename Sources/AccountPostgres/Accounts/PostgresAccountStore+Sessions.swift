@@ -243,3 +243,21 @@ extension StoreTransaction {
         return applied ? ticket : nil
     }
 }
+
+extension PostgresAccountStore {
+    /// Whether a live session still holds a refresh token of the first format (migration 0009):
+    /// `ACCOUNTD_REFRESH_ACCEPT_V1=auto` accepts that format only then.
+    package func hasVersionOneRefreshTokens() async throws -> Bool {
+        try await translating {
+            for row in try await database.query(
+                """
+                SELECT EXISTS (SELECT FROM sessions WHERE token_format = 1 AND revoked_at IS NULL AND NOT user_deleted
+                               AND (expires_at IS NULL OR expires_at > now()))
+                """, logger: logger)
+            {
+                return try row.decode(Bool.self)
+            }
+            return false
+        }
+    }
+}

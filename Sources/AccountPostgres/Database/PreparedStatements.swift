@@ -178,7 +178,7 @@ enum Prepared {
                 SELECT FROM users WHERE tenant_id = $11 AND local_id = $8 AND NOT disabled AND valid_since = $9 FOR UPDATE
             ), session AS (
                 UPDATE sessions SET refresh_generation = $1, generation_issued_at = $2, last_refresh_at = $3, last_mint_at = $4,
-                    user_agent = coalesce($5, user_agent), ip_address = coalesce($6, ip_address)
+                    user_agent = coalesce($5, user_agent), ip_address = coalesce($6, ip_address), token_format = 2
                 WHERE session_id = $7 AND refresh_generation = $10 AND revoked_at IS NULL AND NOT user_deleted
                     AND (expires_at IS NULL OR expires_at > $3) AND EXISTS (SELECT FROM owner)
                 RETURNING local_id
