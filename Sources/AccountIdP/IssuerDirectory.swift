@@ -237,13 +237,15 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
         }
         do {
             var fetched = try await task.value
-            inFlight[source] = nil
+            // Only the fetch that is still the source's own is forgotten: a late waiter of an older
+            // one must not drop a newer (forced) fetch and let a second one start beside it.
+            if inFlight[source] == task { inFlight[source] = nil }
             failedUntil[source] = nil
             fetched.lastForced = entries[source]?.lastForced
             entries[source] = fetched
             return fetched
         } catch {
-            inFlight[source] = nil
+            if inFlight[source] == task { inFlight[source] = nil }
             failedUntil[source] = clock.now() + Self.failureMemory
             logger.warning(
                 "could not fetch an identity provider's keys",

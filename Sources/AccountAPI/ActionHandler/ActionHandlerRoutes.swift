@@ -354,7 +354,7 @@ struct ActionHandler: Sendable {
     // MARK: Parsing
 
     func parse(_ fields: [String: String]) -> Parameters {
-        let rawLang = fields["lang"].flatMap { $0.isEmpty || $0.count > 35 ? nil : $0 } ?? "en"
+        let rawLang = ActionLanguage.tag(fields["lang"]) ?? "en"
         var continueURL: String?
         if let raw = fields["continueUrl"], !raw.isEmpty, let host = ActionCodeSettings.httpHost(raw),
             service.settings.isAuthorized(host: host)

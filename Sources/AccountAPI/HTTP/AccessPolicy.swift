@@ -32,11 +32,21 @@ package struct AccessPolicy: Sendable {
         let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
         var client = peer
         for hop in hops.reversed() {
-            guard let address = IPAddress.canonical(hop) else { break }  // not an address: stop believing the header
+            // Not an address: stop believing the header.
+            guard let address = IPAddress.canonical(Self.withoutPort(hop)) else { break }
             client = address
             if !trustedProxies.contains(where: { $0.contains(address) }) { break }
         }
         return client
+    }
+
+    /// An `X-Forwarded-For` entry without the port some proxies append (`1.2.3.4:5678`,
+    /// `[2001:db8::1]:443`); anything else as it is.
+    static func withoutPort(_ hop: String) -> String {
+        if hop.hasPrefix("["), let close = hop.firstIndex(of: "]") { return String(hop[hop.index(after: hop.startIndex)..<close]) }
+        let colons = hop.filter { $0 == ":" }.count
+        if colons == 1, hop.contains("."), let colon = hop.firstIndex(of: ":") { return String(hop[..<colon]) }
+        return hop
     }
 
     /// The admin name for a bearer token, compared in constant time against every configured one.

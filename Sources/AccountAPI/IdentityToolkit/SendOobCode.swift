@@ -23,7 +23,7 @@ enum SendOobCodeRPC {
             request.returnOobLink = try body.bool("returnOobLink") ?? false
             request.isAdmin = call.caller.isAdmin
             request.ipAddress = call.limitedAddress
-            request.lang = call.locale.flatMap { $0.isEmpty ? nil : String($0.prefix(35)) } ?? "en"
+            request.lang = ActionLanguage.tag(call.locale) ?? "en"
             var settings = ActionCodeSettings()
             // An empty continueUrl is not an absent one: production answers INVALID_CONTINUE_URI.
             settings.continueURL = try body.string("continueUrl")

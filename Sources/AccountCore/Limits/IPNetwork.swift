@@ -48,6 +48,10 @@ package struct IPNetwork: Sendable, Equatable {
 
     /// 4 bytes for IPv4 (dotted quad), 16 for IPv6, as written (no mapping undone).
     package static func parse(_ text: String) -> [UInt8]? { IPAddress.parse(text) }
+
+    /// Whether the network holds every address of its family (`0.0.0.0/0`, `::/0`, or a mapped
+    /// prefix that is all of IPv4): as a trusted proxy it lets any client name itself.
+    package var coversEverything: Bool { prefixLength == 0 }
 }
 
 /// Client addresses as the limits, the trusted-proxy check, the known-network test and stored

@@ -39,6 +39,11 @@ package final class Argon2idHasher: PasswordHasher {
     package let queueLimit: Int
     /// Native verifications run, real or spent for timing (for tests and diagnostics).
     private let nativeVerifies = Atomic<Int>(0)
+    /// Wrong passwords against cheap imported hashes whose answer was held back (for tests and diagnostics).
+    private let paddings = Atomic<Int>(0)
+    /// How long a native verification takes here, in seconds: measured at start, then a moving
+    /// average of the real ones.
+    private let nativeSeconds: Mutex<Double>
 
     private struct Lanes {
         /// Hashes running on a worker.
@@ -61,6 +66,23 @@ package final class Argon2idHasher: PasswordHasher {
         self.pool = NIOThreadPool(numberOfThreads: max(1, threads))
         self.pool.start()
         self.dummy = Self.hashSync("accountd-dummy-password", parameters)
+        let started = ContinuousClock.now
+        _ = Self.verifySync("accountd-dummy-password", phc: dummy)
+        self.nativeSeconds = Mutex(Self.seconds(ContinuousClock.now - started))
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// One native verification on a pool thread, counted and folded into ``nativeSeconds``.
+    private func timedNativeVerify(_ password: String, phc: [UInt8]) -> Bool {
+        nativeVerifies.add(1, ordering: .relaxed)
+        let started = ContinuousClock.now
+        let matches = Self.verifySync(password, phc: phc)
+        let elapsed = Self.seconds(ContinuousClock.now - started)
+        nativeSeconds.withLock { $0 = 0.9 * $0 + 0.1 * elapsed }
+        return matches
     }
 
     deinit {
@@ -75,41 +97,38 @@ package final class Argon2idHasher: PasswordHasher {
 
     /// Verifies on the pool: native PHC strings through libsodium, imported hashes (`SCRYPT`, `BCRYPT`, …) through
     /// `ImportedHashVerifier`, which is as CPU-heavy and so shares the same bound. A wrong password against an
-    /// imported hash cheaper than a native one also spends a native verification (decision 16): a guess at an
-    /// account with an MD5 hash takes as long as one at an account that does not exist.
+    /// imported hash cheaper than a native one is answered no sooner than a native verification would be (decision
+    /// 16): the answer waits the difference, off the pool, so a guess at an account with an MD5 hash takes as long as
+    /// one at an account that does not exist, and costs the pool no more than the hash.
     package func verify(_ password: String, against stored: StoredPassword, lane: HashLane) async throws -> Bool {
         guard stored.isNative else {
-            let phc = dummy
             let nativeWork = Double(parameters.memoryKiB * parameters.iterations)
-            let cheap = (ImportedHashVerifier.estimatedWorkKiB(stored) ?? 0) < nativeWork
-            return try await run(lane) { [self] in
-                let matches = try ImportedHashVerifier.verify(password, against: stored)
-                if !matches && cheap {
-                    self.nativeVerifies.add(1, ordering: .relaxed)
-                    _ = Self.verifySync(password, phc: phc)
-                }
-                return matches
+            let work = ImportedHashVerifier.estimatedWorkKiB(stored) ?? 0
+            let matches = try await run(lane) { try ImportedHashVerifier.verify(password, against: stored) }
+            if !matches && work < nativeWork {
+                paddings.add(1, ordering: .relaxed)
+                let topUp = nativeSeconds.withLock { $0 } * (1 - work / nativeWork)
+                try await Task.sleep(for: .nanoseconds(Int64(topUp * 1e9)))
             }
+            return matches
         }
         let phc = stored.hash
-        return try await run(lane) { [self] in
-            self.nativeVerifies.add(1, ordering: .relaxed)
-            return Self.verifySync(password, phc: phc)
-        }
+        return try await run(lane) { [self] in timedNativeVerify(password, phc: phc) }
     }
 
     package func dummyVerify(_ password: String) async throws -> Bool {
         let phc = dummy
-        _ = try await run { [self] in
-            self.nativeVerifies.add(1, ordering: .relaxed)
-            return Self.verifySync(password, phc: phc)
-        }
+        _ = try await run { [self] in timedNativeVerify(password, phc: phc) }
         return false
     }
 
     /// How many native argon2id verifications have run, including those spent only for their time
-    /// (an unknown account, a cheap imported hash's wrong password).
+    /// (an unknown account).
     package var nativeVerifications: Int { nativeVerifies.load(ordering: .relaxed) }
+
+    /// How many wrong passwords against imported hashes cheaper than a native one were answered
+    /// only once a native verification's time had passed.
+    package var paddedVerifications: Int { paddings.load(ordering: .relaxed) }
 
     package func validateImport(algorithm: String, parameters: [String: String]) throws(AccountError) {
         do {
