@@ -1,25 +1,3 @@
-/// How a mailbox was just proven to be the caller's.
-package enum MailboxProof: Sendable, Equatable {
-    /// An email sign-in link was completed.
-    case emailLink
-    /// A password reset was completed: the password is being replaced, not removed.
-    case passwordReset
-}
-
-/// What THE RULE (identity-toolkit.md §4.4) removes from an account whose email was never verified, once its
-/// mailbox is proven: everything attached while the address was unproven, since whoever attached
-/// it may not own the mailbox (a squatter who signed up with the victim's address). Federated
-/// links and the phone number always go, and every session is revoked.
-package struct StripPlan: Sendable, Equatable {
-    /// Remove the password (kept when a reset replaces it in the same transaction).
-    package var removePassword: Bool
-    /// Every session is revoked, for this reason.
-    package var revokeReason: RevokeReason
-
-    /// Pending codes of every kind but these are retired; sign-in links stay usable.
-    package static let keptCodeKinds: [ActionCodeKind] = [.emailSignIn]
-}
-
 package enum TakeoverRules {
     /// The strip `proof` calls for on `user`; nil when the email was already verified (nothing was
     /// attached while unproven).

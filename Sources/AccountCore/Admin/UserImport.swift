@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 
 /// One user of an `accounts:batchCreate` request (identity-toolkit.md §4.11), parsed.
 package struct ImportedUser: Sendable {
@@ -35,12 +35,6 @@ package struct ImportRequest: Sendable {
 
     /// An empty request.
     package init() {}
-}
-
-/// Stores imported users: each in its own savepoint of one transaction, so one bad user fails
-/// alone. Returns per-index error messages.
-package protocol UserImportStore: Sendable {
-    func importUsers(_ users: [(index: Int, user: UserRecord)], allowOverwrite: Bool, now: Date) async throws -> [Int: String]
 }
 
 extension AdminService {

@@ -1,24 +1,5 @@
 package import Foundation
 
-/// A compact JWS taken apart, not yet trusted.
-package struct JWS: Sendable {
-    package var header: [String: JSONValue]
-    package var payload: [String: JSONValue]
-    /// `header.payload` as sent.
-    package var signingInput: [UInt8]
-    package var signature: [UInt8]
-
-    package var algorithm: String? { header["alg"]?.stringValue }
-    package var keyID: String? { header["kid"]?.stringValue }
-}
-
-/// Verifies an ID token's signature with its issuer's keys (federation-and-limits.md §A.4 rows 3
-/// and 4: keys obtainable, `kid` known after at most one forced refetch, signature valid), or
-/// throws their `INVALID_IDP_RESPONSE`. AccountIdP implements it over HTTPS.
-package protocol IdPSignatureVerifier: Sendable {
-    func verifySignature(_ token: JWS, config: IdPConfig) async throws
-}
-
 /// The checks of an IdP's ID token that need no key (§A.4 rows 1, 2, 5–9) and the extraction of
 /// its assertion; pure.
 package enum IdTokenRules {

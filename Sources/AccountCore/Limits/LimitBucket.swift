@@ -1,0 +1,51 @@
+import Foundation
+
+/// The buckets of federation-and-limits.md §E.5, each keyed by what it counts.
+package enum LimitBucket: String, Sendable, CaseIterable {
+    case passwordFailuresPerIP = "password_failures_per_ip"
+    case accountCreationsPerIP = "account_creations_per_ip"
+    case mailPerAddressSpacing = "mail_per_address_spacing"
+    case mailPerAddress = "mail_per_address"
+    case mailPerIP = "mail_per_ip"
+    case codeFailuresPerIP = "code_failures_per_ip"
+    case lookupsPerIP = "lookups_per_ip"
+    case credentialFailuresPerIP = "credential_failures_per_ip"
+    /// Redirect flows started (`createAuthUri` with a `providerId`), each a stored row (decision 17).
+    case authFlowsPerIP = "auth_flows_per_ip"
+    /// Redirect flows started in the whole project: the ceiling on the flow table however many
+    /// addresses a client has (an IPv6 /48 holds 65,536 /64s, each with its own per-address bucket).
+    case authFlowsPerProject = "auth_flows_per_project"
+    /// Admin bearer tokens refused on the admin listener: guesses at an operator's token.
+    case adminTokenFailuresPerIP = "admin_token_failures_per_ip"
+
+    /// The default of §E.5.
+    package var defaultBucket: RateBucket {
+        switch self {
+        case .passwordFailuresPerIP: RateBucket(burst: 60, period: 30)
+        case .accountCreationsPerIP: RateBucket(burst: 100, period: 36)
+        case .mailPerAddressSpacing: RateBucket(burst: 1, period: 60)
+        case .mailPerAddress: RateBucket(burst: 5, period: 720)
+        case .mailPerIP: RateBucket(burst: 20, period: 180)
+        case .codeFailuresPerIP: RateBucket(burst: 30, period: 10)
+        case .lookupsPerIP: RateBucket(burst: 60, period: 10)
+        case .credentialFailuresPerIP: RateBucket(burst: 30, period: 10)
+        case .authFlowsPerIP: RateBucket(burst: 100, period: 10)
+        // 10,000 at once, then 1,000 a minute: with flows living ten minutes and swept every five,
+        // at most about 25,000 rows (about 110 MB at the bounds' largest) ever exist.
+        case .authFlowsPerProject: RateBucket(burst: 10_000, period: 0.06)
+        case .adminTokenFailuresPerIP: RateBucket(burst: 20, period: 30)
+        }
+    }
+
+    /// The refusal's text after `TOO_MANY_ATTEMPTS_TRY_LATER : ` (§E.5).
+    package var refusal: String {
+        switch self {
+        case .passwordFailuresPerIP: "Too many unsuccessful login attempts. Please try again later."
+        case .accountCreationsPerIP: "Too many accounts created from this network. Please try again later."
+        case .mailPerAddressSpacing, .mailPerAddress: "Too many emails sent to this address. Please try again later."
+        case .authFlowsPerProject: "Too many sign-in flows are in progress. Please try again later."
+        case .mailPerIP, .codeFailuresPerIP, .lookupsPerIP, .credentialFailuresPerIP, .authFlowsPerIP, .adminTokenFailuresPerIP:
+            "Too many requests from this network. Please try again later."
+        }
+    }
+}
