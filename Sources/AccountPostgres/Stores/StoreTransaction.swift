@@ -168,3 +168,81 @@ extension PostgresAccountStore {
         }
     }
 }
+
+extension StoreTransaction {
+    /// Carries out THE RULE's plan (``TakeoverRules``) on `user`, in the caller's transaction.
+    func strip(_ plan: StripPlan, from user: UserRecord, now: Date)
+        async throws
+    {
+        let localID = user.localID
+        if plan.removePassword {
+            try await query("DELETE FROM password_credentials WHERE tenant_id = \(tenant) AND local_id = \(localID)")
+        }
+        try await query("DELETE FROM federated_identities WHERE tenant_id = \(tenant) AND local_id = \(localID)")
+        try await query(
+            """
+            UPDATE users SET phone_number = NULL, credential_version = credential_version + 1
+            WHERE tenant_id = \(tenant) AND local_id = \(localID)
+            """)
+        try await query(
+            """
+            UPDATE action_codes SET used_at = \(now), used_reason = \(plan.revokeReason.rawValue)
+            WHERE tenant_id = \(tenant) AND local_id = \(localID) AND used_at IS NULL AND kind <> ALL(\(StripPlan.keptCodeKinds.map(\.rawValue)))
+            """)
+        _ = try await revokeAll(user: user, reason: plan.revokeReason, now: now)
+    }
+
+    /// Writes a code (and queues its email). An earlier unspent code of the same kind for the same
+    /// user is retired first, as Firebase answers it `INVALID_OOB_CODE` once a newer one was sent;
+    /// sign-in codes for an address with no account yet belong to no user and are all kept (the
+    /// first completion creates the account, identity-toolkit.md §7 item 37). `restoreEmailVerified` is, for a
+    /// recover code, whether the address it restores was verified before the change. A code being
+    /// spent right now (its row locked, then the user's: the other lock order) is skipped rather
+    /// than waited for, so issuing and spending never deadlock; it is being used up anyway.
+    func insert(
+        _ outgoing: OutgoingCode, restoreEmailVerified: Bool? = nil
+    ) async throws {
+        let code = outgoing.code
+        if let localID = code.localID {
+            try await query(
+                """
+                UPDATE action_codes SET used_at = \(code.createdAt), used_reason = 'SUPERSEDED'
+                WHERE code_hash IN (
+                    SELECT code_hash FROM action_codes
+                    WHERE tenant_id = \(tenant) AND local_id = \(localID) AND kind = \(code.kind.rawValue) AND used_at IS NULL
+                    FOR UPDATE SKIP LOCKED)
+                """)
+        }
+        try await query(
+            """
+            INSERT INTO action_codes (tenant_id, code_hash, kind, local_id, email, new_email, settings, lang, created_at, expires_at,
+                restore_email_verified)
+            VALUES (\(tenant), \(PostgresAccountStore.hash(code.code)), \(code.kind.rawValue), \(code.localID), \(code.email), \(code.newEmail),
+                \(code.settingsJSON)::jsonb, \(code.lang), \(code.createdAt), \(code.expiresAt), \(restoreEmailVerified))
+            """)
+        if let email = outgoing.email {
+            try await PostgresOutbox.enqueue(email, on: connection, logger: logger)
+        }
+    }
+
+    func code(_ code: String, lock: Bool) async throws -> ActionCodeRecord? {
+        let hash = PostgresAccountStore.hash(code)
+        let rows =
+            lock
+            ? try await execute(Prepared.ActionCodeForUpdate(hash: hash))
+            : try await execute(Prepared.ActionCode(hash: hash))
+        return try await PostgresAccountStore.decodeCode(rows)
+    }
+
+    /// Spends `code` in the caller's transaction and returns it as it was before, in one round
+    /// trip where the code was unspent; a spent or unknown code is read as it is (nil: unknown).
+    /// The caller's checks come after, and a refusal rolls the spending back with the transaction.
+    func spend(_ code: String, now: Date) async throws -> ActionCodeRecord? {
+        let spent = try await execute(Prepared.ActionCodeSpend(hash: PostgresAccountStore.hash(code), now: now))
+        if let unspent = try await PostgresAccountStore.decodeCode(spent) {
+            return unspent
+        }
+        return try await self.code(code, lock: false)
+    }
+
+}
