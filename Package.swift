@@ -149,6 +149,7 @@ let package = Package(
                 "AccountCore",
                 "AccountCrypto",
                 "AccountPostgres",
+                "AccountTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

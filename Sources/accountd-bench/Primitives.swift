@@ -1,5 +1,6 @@
 import AccountCore
 import AccountCrypto
+import AccountTesting
 import ArgumentParser
 import Foundation
 

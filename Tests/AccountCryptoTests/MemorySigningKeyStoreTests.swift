@@ -1,5 +1,6 @@
 import AccountCore
 import AccountCrypto
+import AccountTesting
 import Foundation
 import Testing
 

@@ -171,7 +171,7 @@ struct PasswordPrecheckStatement: PreparedQuery {
                   AND (s.revoke_reason IS NULL OR s.revoke_reason <> ALL($9::text[]))
                   AND (s.ip_address = $3::text
                        OR (position(':' IN $3::text) > 0 AND position(':' IN s.ip_address) > 0
-                           AND set_masklen(s.ip_address::inet, 64) = set_masklen($3::inet, 64)))
+                           AND network(set_masklen(s.ip_address::inet, 64)) = network(set_masklen($3::inet, 64))))
             ) THEN 'known' ELSE 'unknown' END AS class
         )
         SELECT n.class,

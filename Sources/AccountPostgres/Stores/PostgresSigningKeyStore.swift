@@ -51,8 +51,30 @@ package struct PostgresSigningKeyStore: SigningKeyStore {
         }
     }
 
+    /// Promoting the key that is already current does nothing; promoting one that is neither `next`
+    /// nor current (retired, unknown) throws ``SigningKeyConflict``: another replica moved on. The
+    /// key's row is locked first, so two replicas promoting one key at once cannot retire it.
     package func promote(kid: String, at now: Date, retiredRemoveAfter: Date) async throws {
+        do {
+            try await promoteInTransaction(kid: kid, at: now, retiredRemoveAfter: retiredRemoveAfter)
+        } catch let error as Database.TransactionError where error.closureError is SigningKeyConflict {
+            throw SigningKeyConflict()
+        }
+    }
+
+    private func promoteInTransaction(kid: String, at now: Date, retiredRemoveAfter: Date) async throws {
         try await database.withTransaction(logger: logger) { connection in
+            var state: String?
+            for try await value in try await connection.query(
+                "SELECT state FROM signing_keys WHERE kid = \(kid) FOR UPDATE", logger: logger
+            ).decode(String.self) {
+                state = value
+            }
+            switch state {
+            case "current": return
+            case "next": break
+            default: throw SigningKeyConflict()
+            }
             try await connection.query(
                 """
                 UPDATE signing_keys SET state = 'retired', retired_at = \(now), remove_after = \(retiredRemoveAfter)
