@@ -105,7 +105,7 @@ func buildApplication(
         HTTPClientService(client: idpClient),
         postgres,
         RevocationListener(
-            database: postgres, cache: cache, targets: ["c": idpConfigs.cache, "k": signers.cache], logger: logger),
+            database: postgres, cache: cache, targets: [.providerConfigs: idpConfigs.cache, .signers: signers.cache], logger: logger),
         GatedService(gate: gate, inner: KeyPromotionService(keyRing: keyRing, logger: logger)),
         GatedService(
             gate: gate,

@@ -49,7 +49,7 @@ struct AdminStoreContractTests {
             #expect(ticket.authTime == Int64(t0.timeIntervalSince1970))
             _ = try await accounts.revokeSessions(localID: "u1", sessionIDs: nil, reason: .allSessionsRevoked, now: t0 + 2)
             let events = try await admin.auditEvents(localID: "u1", limit: 10)
-            #expect(events.first?.action == "sessions.revoke_all")
+            #expect(events.first?.action == "ALL_SESSIONS_REVOKED")
             #expect(
                 await StoreContract.refusal { _ = try await admin.recordMint(sessionID: session.sessionID, localID: "u1", now: t0 + 3) }
                     != nil)

@@ -110,7 +110,7 @@ struct AccountctlTests {
             #expect(try await Self.run(["users", "delete", "bob@example.com", "--yes"], url: url).status == 0)
 
             let audit = try await Self.run(["audit", alice.localID], url: url)
-            #expect(audit.output.contains("sessions.revoke_all"))
+            #expect(audit.output.contains("ALL_SESSIONS_REVOKED"))
             #expect(audit.output.contains("admin:ops"))
 
             // Exit codes: not found, unauthorised, unreachable, usage.

@@ -86,7 +86,7 @@ struct AdminTests {
             _ = try await api.admin("revokeSessions", ["localId": alice.localID])
             let audit = try await api.admin("listAuditEvents", ["localId": alice.localID])
             let events = audit.json["events"] as? [[String: Any]] ?? []
-            #expect(events.map { $0["action"] as? String } == ["sessions.revoke_all", "user.update"])
+            #expect(events.map { $0["action"] as? String } == ["ALL_SESSIONS_REVOKED", "USER_UPDATED"])
             #expect(events.allSatisfy { $0["actor"] as? String == "ops" && $0["actorType"] as? String == "admin" })
             #expect(try await api.admin("createSessionCookie", ["idToken": alice.idToken]).errorCode == "TOKEN_EXPIRED")
         }

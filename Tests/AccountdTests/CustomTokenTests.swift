@@ -333,7 +333,7 @@ struct CustomTokenTests {
             #expect(try await http.admin.send(.DELETE, "\(path)/\(id)", headers: [API.admin]).errorCode == "CONFIGURATION_NOT_FOUND")
             #expect(try await Self.exchange(api, try account.token(uid: "u5", issuedAt: clock.now())).errorCode == "INVALID_CUSTOM_TOKEN")
             let audit = try await api.admin("listAuditEvents", [:]).json["events"] as? [[String: Any]] ?? []
-            #expect(audit.contains { $0["action"] as? String == "customTokenSigner.remove" })
+            #expect(audit.contains { $0["action"] as? String == "CUSTOM_TOKEN_SIGNER_REMOVED" })
         }
     }
 

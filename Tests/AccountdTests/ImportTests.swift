@@ -299,7 +299,7 @@ struct ImportTests {
                 #expect((bulk["validSince"] as? String).flatMap { Int64($0) } != nil)
             }
             let audit = try await api.admin("listAuditEvents", ["maxResults": 1000]).json["events"] as? [[String: Any]] ?? []
-            let imported = audit.filter { $0["action"] as? String == "user.import" && $0["actorType"] as? String == "admin" }
+            let imported = audit.filter { $0["action"] as? String == "USER_IMPORTED" && $0["actorType"] as? String == "admin" }
             #expect(Set(imported.compactMap { $0["localId"] as? String }).isSuperset(of: ["a1", "a2", "a3", "b1", "b2", "b3"]))
         }
     }

@@ -69,7 +69,7 @@ enum SignInWithIdpRPC {
                 if !providers.isEmpty { body["verifiedProvider"] = .array(providers.map(JSONValue.string)) }
             }
         case .failed(let code):
-            body["errorMessage"] = .string(code)
+            body["errorMessage"] = .string(code.firebaseMessage)
         }
         return body
     }

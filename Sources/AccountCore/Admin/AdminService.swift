@@ -54,7 +54,7 @@ package struct AdminService: Sendable {
         guard let email else { throw AccountError(.missingEmail) }
         let cleared = try await accounts.limiter.clearLockout(email: email)
         if owner == nil { owner = try await accounts.store.user(email: email)?.localID }
-        try await store.audit("ACCOUNT_UNLOCKED", localID: owner, details: ["cleared": String(cleared)])
+        try await store.audit(.accountUnlocked, localID: owner, details: ["cleared": String(cleared)])
         return (email, cleared)
     }
 

@@ -12,7 +12,7 @@ package protocol AdminStore: Sendable {
     /// returns the ticket.
     func recordMint(sessionID: String, localID: String, now: Date) async throws -> MintTicket
     /// Records an admin's action in the audit trail.
-    func audit(_ action: String, localID: String?, details: [String: String]) async throws
+    func audit(_ action: AuditAction, localID: String?, details: [String: String]) async throws
 }
 
 /// `accounts:query` (identity-toolkit.md §4.13).

@@ -55,8 +55,9 @@ package struct FederatedSignInService: Sendable {
             case signedIn(UserRecord, AccountService.TokenBundle, isNewUser: Bool, emailRecycled: Bool)
             /// §A.8 row 3.
             case needConfirmation(UserRecord)
-            /// With `returnIdpCredential`: a refusal answered 200 with `errorMessage`.
-            case failed(String)
+            /// With `returnIdpCredential`: a refusal answered 200 with `errorMessage` (one of
+            /// ``answeredAsErrorMessage``).
+            case failed(AccountError.Code)
         }
         package var assertion: IdPAssertion
         package var pendingToken: String
@@ -120,7 +121,8 @@ package struct FederatedSignInService: Sendable {
                 now: accounts.clock.now())
         }
         var result = Result(
-            assertion: assertion, pendingToken: pendingToken, outcome: .failed(""), oauthIDToken: parameters["id_token"],
+            // The outcome is decided below; a refusal until then.
+            assertion: assertion, pendingToken: pendingToken, outcome: .failed(.invalidIDPResponse), oauthIDToken: parameters["id_token"],
             oauthAccessToken: parameters["access_token"], context: flow?.flow.context)
         if let tokens = flow?.tokens, !tokens.isEmpty {
             // Obtained by accountd from the IdP: only when asked for.
@@ -166,19 +168,16 @@ package struct FederatedSignInService: Sendable {
                 throw AccountError(.unavailable, "The account is busy, retry shortly.")
             }
             return result
-        } catch let error as AccountError
-            where request.returnIdpCredential && [.providerAlreadyLinked, .federatedUserIDAlreadyLinked, .emailExists].contains(error.code)
-        {
+        } catch let error as AccountError where request.returnIdpCredential && Self.answeredAsErrorMessage.contains(error.code) {
             if isNewPending { try await savePending(pendingToken, assertion) }
-            result.outcome = .failed(Self.wireCode[error.code] ?? "")
+            result.outcome = .failed(error.code)
             return result
         }
     }
 
     /// The three refusals §A.10 answers 200 with `errorMessage` under `returnIdpCredential`.
-    static let wireCode: [AccountError.Code: String] = [
-        .providerAlreadyLinked: "PROVIDER_ALREADY_LINKED", .federatedUserIDAlreadyLinked: "FEDERATED_USER_ID_ALREADY_LINKED",
-        .emailExists: "EMAIL_EXISTS",
+    package static let answeredAsErrorMessage: Set<AccountError.Code> = [
+        .providerAlreadyLinked, .federatedUserIDAlreadyLinked, .emailExists,
     ]
 
     /// §A.3 step 6: a provider accountd verifies, configured and enabled (in test mode, any A.1

@@ -16,12 +16,12 @@ import ServiceLifecycle
 package struct RevocationListener: Service {
     private let database: Database
     private let cache: RevocationCache
-    private let targets: [String: any InvalidationTarget]
+    private let targets: [Invalidation.Cache: any InvalidationTarget]
     private let logger: Logger
 
     /// Creates the listener; `targets` are the other caches by their payloads' prefix (`c` for
     /// provider configs, `k` for custom-token signers: `c:<key>`).
-    package init(database: Database, cache: RevocationCache, targets: [String: any InvalidationTarget] = [:], logger: Logger) {
+    package init(database: Database, cache: RevocationCache, targets: [Invalidation.Cache: any InvalidationTarget] = [:], logger: Logger) {
         self.database = database
         self.cache = cache
         self.targets = targets
@@ -75,13 +75,12 @@ package struct RevocationListener: Service {
             listening()
             try await cancelWhenGracefulShutdown {
                 for try await notification in notifications {
-                    let payload = notification.payload
-                    if payload.hasPrefix("u:") {
-                        cache.invalidate(user: String(payload.dropFirst(2)))
-                    } else if payload.hasPrefix("s:") {
-                        cache.invalidate(session: String(payload.dropFirst(2)))
-                    } else if let colon = payload.firstIndex(of: ":"), let target = targets[String(payload[..<colon])] {
-                        target.invalidate(String(payload[payload.index(after: colon)...]))
+                    switch Invalidation(payload: notification.payload) {
+                    case .user(let localID)?: cache.invalidate(user: localID)
+                    case .session(let sessionID)?: cache.invalidate(session: sessionID)
+                    case .providerConfig(let providerID)?: targets[.providerConfigs]?.invalidate(providerID)
+                    case .signers(let email)?: targets[.signers]?.invalidate(email)
+                    case nil: break
                     }
                 }
             }

@@ -88,7 +88,7 @@ package struct PostgresAbuseLimitStore: AbuseLimitStore {
                     RETURNING key
                 )
                 INSERT INTO audit_events (actor_type, actor, action, local_id, details)
-                SELECT 'system', 'system', 'ACCOUNT_LOCKED', NULL,
+                SELECT 'system', 'system', \(AuditAction.accountLocked.rawValue), NULL,
                        jsonb_build_object('key', encode(key, 'hex'), 'class', \(network.rawValue), 'failures', \(failures),
                                           'lockedUntil', \(until)::text)
                 FROM locked

@@ -99,7 +99,7 @@ extension PostgresAccountStore {
                 ticket = try await tx.insertSession(session, user: user, now: now)
             }
             try await tx.audit(
-                "user.create", localID: user.localID, details: ["email": user.email ?? ""], always: false)
+                .userCreated, localID: user.localID, details: ["email": user.email ?? ""], always: false)
             let created = try await tx.user(localID: user.localID, lock: false)!
             return (created, ticket)
         }
@@ -130,7 +130,7 @@ extension PostgresAccountStore {
                 try await tx.announce(.user(localID))
             }
             try await tx.audit(
-                "user.update", localID: localID, details: change.summary, always: false)
+                .userUpdated, localID: localID, details: change.summary, always: false)
             let updated = try await tx.user(localID: localID, lock: false)!
             return (updated, ticket, nil)
         }
@@ -153,7 +153,7 @@ extension PostgresAccountStore {
             )
             try await tx.query("DELETE FROM users WHERE tenant_id = \(tenant) AND local_id = \(localID)")
             try await tx.announce(.user(localID))
-            try await tx.audit("user.delete", localID: localID, details: ["email": user.email ?? ""])
+            try await tx.audit(.userDeleted, localID: localID, details: ["email": user.email ?? ""])
         }
     }
 

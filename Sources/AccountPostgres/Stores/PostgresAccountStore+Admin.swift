@@ -69,7 +69,7 @@ extension PostgresAccountStore: AdminStore {
         }
     }
 
-    package func audit(_ action: String, localID: String?, details: [String: String]) async throws {
+    package func audit(_ action: AuditAction, localID: String?, details: [String: String]) async throws {
         try await transaction { tx in try await tx.audit(action, localID: localID, details: details) }
     }
 

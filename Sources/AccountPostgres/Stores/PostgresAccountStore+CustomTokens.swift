@@ -41,10 +41,10 @@ extension PostgresAccountStore: CustomTokenSignerStore {
                         sha256(\(Data(signer.fingerprintInput))), \(signer.source), \(signer.keysURL), \(signer.createdAt))
                     """)
                 try await tx.audit(
-                    "customTokenSigner.add", localID: nil,
+                    .customTokenSignerAdded, localID: nil,
                     details: ["signerId": signer.signerID, "serviceAccountEmail": signer.email, "keyId": signer.keyID ?? ""])
             }
-            for email in Set(signers.map(\.email)) { try await tx.announceChange("k", email) }
+            for email in Set(signers.map(\.email)) { try await tx.notify(.signers(email)) }
         }
     }
 
@@ -60,8 +60,8 @@ extension PostgresAccountStore: CustomTokenSignerStore {
                 removed = email
             }
             guard let removed else { return false }
-            try await tx.audit("customTokenSigner.remove", localID: nil, details: ["signerId": signerID])
-            try await tx.announceChange("k", removed)
+            try await tx.audit(.customTokenSignerRemoved, localID: nil, details: ["signerId": signerID])
+            try await tx.notify(.signers(removed))
             return true
         }
     }
@@ -108,7 +108,7 @@ extension PostgresAccountStore: CustomTokenSignerStore {
                 try await tx.query(
                     "UPDATE sessions SET claims_overlay = \(overlay) WHERE tenant_id = \(tenant) AND session_id = \(session.sessionID)")
             }
-            if created { try await tx.audit("user.create", localID: localID, details: ["provider": "custom"], always: false) }
+            if created { try await tx.audit(.userCreated, localID: localID, details: ["provider": "custom"], always: false) }
             return (user, ticket, created)
         }
     }

@@ -160,7 +160,7 @@ extension PostgresAccountStore: FederationStore {
                 WHERE tenant_id = \(tenant) AND local_id = \(localID)
                 """)
             try await tx.audit(
-                strip == nil ? "federated.link" : "federated.link.takeover", localID: localID,
+                strip == nil ? .identityLinked : .identityLinkedAfterTakeover, localID: localID,
                 details: ["providerId": assertion.providerID])
         case .create:
             guard request.creationAdmitted else { throw NeedsAdmission() }
@@ -203,7 +203,7 @@ extension PostgresAccountStore: FederationStore {
             } else if user.email == assertion.email, use.trusted {
                 try await tx.query("UPDATE users SET email_verified = true WHERE tenant_id = \(tenant) AND local_id = \(user.localID)")
             }
-            try await tx.audit("federated.link", localID: user.localID, details: ["providerId": assertion.providerID])
+            try await tx.audit(.identityLinked, localID: user.localID, details: ["providerId": assertion.providerID])
             guard let linked = try await tx.user(localID: user.localID, lock: false) else { throw AccountError(.userNotFound) }
             return (linked, try await tx.startSession(use.session, user: linked, now: now))
         }

@@ -98,7 +98,7 @@ extension StoreTransaction {
             try await query(
                 """
                 INSERT INTO audit_events (tenant_id, actor_type, actor, action, local_id, details)
-                SELECT \(tenant), 'admin', \(name), 'user.import', u.local_id, jsonb_build_object('email', coalesce(u.email, ''))
+                SELECT \(tenant), 'admin', \(name), \(AuditAction.userImported.rawValue), u.local_id, jsonb_build_object('email', coalesce(u.email, ''))
                 FROM json_to_recordset(\(document)::json) AS u(local_id text, email text)
                 """)
         }
@@ -159,6 +159,6 @@ extension StoreTransaction {
                 """)
         }
         try await audit(
-            "user.import", localID: user.localID, details: ["email": user.email ?? ""], always: false)
+            .userImported, localID: user.localID, details: ["email": user.email ?? ""], always: false)
     }
 }

@@ -110,7 +110,7 @@ extension PostgresAccountStore {
             for try await id in rows.decode(String.self) { revoked.append(id) }
             for id in revoked { try await tx.announce(.session(id)) }
             try await tx.audit(
-                "sessions.revoke", localID: localID,
+                .sessionsRevoked, localID: localID,
                 details: ["reason": reason.rawValue, "sessions": revoked.sorted().joined(separator: ",")])
             return (revoked.sorted(), user.validSince)
         }
@@ -223,7 +223,7 @@ extension PostgresAccountStore {
                 """)
             try await tx.announce(.session(session.sessionID))
             try await tx.audit(
-                "sessions.revoke", localID: user.localID,
+                .sessionsRevoked, localID: user.localID,
                 details: ["reason": RevokeReason.refreshTokenReuse.rawValue, "sessions": session.sessionID], actor: .system)
         }
     }

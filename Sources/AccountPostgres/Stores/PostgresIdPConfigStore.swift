@@ -51,7 +51,7 @@ package struct PostgresIdPConfigStore: IdPConfigStore {
     }
 
     package func createIdPConfig(_ config: IdPConfig) async throws {
-        try await write(config, action: "IDP_CONFIG_CREATED") { tx, row in
+        try await write(config, action: .idpConfigCreated) { tx, row in
             var created = false
             for try await _ in try await tx.query(
                 """
@@ -72,7 +72,7 @@ package struct PostgresIdPConfigStore: IdPConfigStore {
     }
 
     package func updateIdPConfig(_ config: IdPConfig) async throws {
-        try await write(config, action: "IDP_CONFIG_UPDATED") { tx, row in
+        try await write(config, action: .idpConfigUpdated) { tx, row in
             var updated = false
             for try await _ in try await tx.query(
                 """
@@ -100,8 +100,8 @@ package struct PostgresIdPConfigStore: IdPConfigStore {
                     deleted = true
                 }
                 if deleted {
-                    try await tx.audit("IDP_CONFIG_DELETED", localID: nil, details: ["providerId": providerID])
-                    try await tx.announceChange("c", providerID)
+                    try await tx.audit(.idpConfigDeleted, localID: nil, details: ["providerId": providerID])
+                    try await tx.notify(.providerConfig(providerID))
                 }
                 return deleted
             }
@@ -118,7 +118,7 @@ package struct PostgresIdPConfigStore: IdPConfigStore {
         var options: String
     }
 
-    private func write(_ config: IdPConfig, action: String, _ body: (StoreTransaction, Row) async throws -> Void) async throws {
+    private func write(_ config: IdPConfig, action: AuditAction, _ body: (StoreTransaction, Row) async throws -> Void) async throws {
         let context = { (field: String) in "\(project)|\(config.providerID)|\(field)" }
         let row = Row(
             secret: try config.clientSecret.map { Data(try sealer.seal(Array($0.utf8), context: context("clientSecret"))) },
@@ -140,7 +140,7 @@ package struct PostgresIdPConfigStore: IdPConfigStore {
                 if config.apple != nil { fields.append("appleSignInConfig") }
                 try await tx.audit(
                     action, localID: nil, details: ["providerId": config.providerID, "fields": fields.joined(separator: ",")])
-                try await tx.announceChange("c", config.providerID)
+                try await tx.notify(.providerConfig(config.providerID))
             }
         }
     }

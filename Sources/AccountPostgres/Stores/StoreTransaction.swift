@@ -31,20 +31,20 @@ struct StoreTransaction {
     /// Announces `revoked` to every replica (`pg_notify`, delivered when the transaction commits)
     /// and to this one when the store call ends. Every revocation goes through here.
     func announce(_ revoked: PostgresAccountStore.Revoked) async throws {
-        let payload: String
+        let invalidation: Invalidation
         switch revoked {
-        case .user(let localID): payload = "u:" + localID
-        case .session(let sessionID): payload = "s:" + sessionID
+        case .user(let localID): invalidation = .user(localID)
+        case .session(let sessionID): invalidation = .session(sessionID)
         }
-        try await query("SELECT pg_notify(\(PostgresAccountStore.revocationChannel), \(payload))")
+        try await notify(invalidation)
         PostgresAccountStore.announced?.revoked.withLock { $0.append(revoked) }
     }
 
-    /// Announces that the cached row `key` of `cache` changed (`c`: a provider config, `k`: a
-    /// service account's custom-token signers) to every replica's ``NotifiedCache`` (`pg_notify` on
-    /// the revocation channel, delivered when the transaction commits).
-    func announceChange(_ cache: Character, _ key: String) async throws {
-        try await query("SELECT pg_notify(\(PostgresAccountStore.revocationChannel), \(String(cache) + ":" + key))")
+    /// Tells every replica's caches what changed (`pg_notify` on the revocation channel, delivered
+    /// when the transaction commits): a provider config or a service account's signers for their
+    /// ``NotifiedCache``s; revocations go through ``announce(_:)``, which also clears this replica's.
+    func notify(_ invalidation: Invalidation) async throws {
+        try await query("SELECT pg_notify(\(PostgresAccountStore.revocationChannel), \(invalidation.payload))")
     }
 
     /// The user `localID`; with `lock`, its row stays locked until the transaction ends.
@@ -114,7 +114,7 @@ struct StoreTransaction {
         for try await id in rows.decode(String.self) { revoked.append(id) }
         try await announce(.user(user.localID))
         try await audit(
-            "sessions.revoke_all", localID: user.localID,
+            .allSessionsRevoked, localID: user.localID,
             details: ["reason": reason.rawValue, "revoked": String(revoked.count), "validSince": String(validSince)])
         return (revoked.sorted(), validSince)
     }
@@ -122,7 +122,7 @@ struct StoreTransaction {
     /// Writes an `audit_events` row in the current transaction. Revocations are always recorded;
     /// other changes when an admin made them (`always: false`).
     func audit(
-        _ action: String, localID: String?, details: [String: String] = [:], always: Bool = true, actor: AuditActor? = nil
+        _ action: AuditAction, localID: String?, details: [String: String] = [:], always: Bool = true, actor: AuditActor? = nil
     ) async throws {
         let who = actor ?? AuditContext.actor ?? localID.map(AuditActor.user) ?? .system
         guard always || { if case .admin = who { return true } else { return false } }() else { return }
@@ -130,7 +130,7 @@ struct StoreTransaction {
         try await query(
             """
             INSERT INTO audit_events (tenant_id, actor_type, actor, action, local_id, details)
-            VALUES (\(tenant), \(who.type), \(who.name), \(action), \(localID), \(json)::jsonb)
+            VALUES (\(tenant), \(who.type), \(who.name), \(action.rawValue), \(localID), \(json)::jsonb)
             """)
     }
 
