@@ -1,5 +1,6 @@
 import AccountCore
 import AccountCrypto
+import AccountTesting
 import Foundation
 import Synchronization
 import Testing
@@ -46,12 +47,12 @@ struct Argon2idHasherTests {
         }
         await Task.detached { started.wait() }.value
         let standard = Task { try await hasher.run(.standard) { order.append("standard") } }
-        while hasher.waiting.standard < 1 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(try await eventually(interval: .milliseconds(5)) { hasher.waiting.standard >= 1 })
         // The standard lane holds its limit (one running, one waiting): a third is refused at once,
         await #expect(throws: AccountError.self) { try await hasher.run(.standard) { order.append("refused") } }
         // while a known network's sign-in is admitted, and served first when the worker frees up.
         let known = Task { try await hasher.run(.known) { order.append("known") } }
-        while hasher.waiting.known < 1 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(try await eventually(interval: .milliseconds(5)) { hasher.waiting.known >= 1 })
         gate.signal()
         try await blocker.value
         try await standard.value

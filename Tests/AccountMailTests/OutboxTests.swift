@@ -254,10 +254,14 @@ struct OutboxTests {
         let url = try await TestDatabase.createMigrated()
         try await TestDatabase.withClient(url) { client in
             let transport = TestTransport()
-            let worker = OutboxWorker(database: client, transport: transport, logger: Self.logger, pollInterval: .seconds(60))
+            let (listening, isListening) = AsyncStream.makeStream(of: Void.self)
+            let worker = OutboxWorker(
+                database: client, transport: transport, logger: Self.logger, pollInterval: .seconds(60),
+                onListening: { isListening.yield() })
             let running = Task { try await worker.run() }
-            // Let the first drain pass and the listener start.
-            try await Task.sleep(for: .milliseconds(500))
+            // Once the listener listens, a row queued is found by its notification (the poll is a minute away).
+            var listened = listening.makeAsyncIterator()
+            _ = await listened.next()
             let message = Self.message()
             try await Self.enqueue(message, client)
             #expect(try await eventually { transport.delivered.count == 1 })

@@ -100,11 +100,10 @@ struct DatabaseFaultTests {
             }
             #expect(try await http.get("/readyz").status == 503)
             try await TestDatabase.execute("ALTER DATABASE \"\(database.database)\" ALLOW_CONNECTIONS true", on: admin)
-            let deadline = ContinuousClock.now + .seconds(60)
             var after = try await api.admin("lookup", ["localId": [alice.localID]])
-            while after.status != 200 && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(200))
-                after = try await api.admin("lookup", ["localId": [alice.localID]])
+            _ = try await eventually(interval: .milliseconds(200)) {
+                if after.status != 200 { after = try await api.admin("lookup", ["localId": [alice.localID]]) }
+                return after.status == 200
             }
             #expect(after.status == 200)
             #expect(try await http.get("/readyz").status == 200)

@@ -28,6 +28,9 @@ package struct OutboxWorker: Service {
     private let baseBackoff: Duration
     private let maxBackoff: Duration
     private let clock: any WallClock
+    /// Called each time the notification listener is listening (for tests: a row queued after it
+    /// wakes the worker by its notification, not by a poll).
+    private let onListening: @Sendable () async -> Void
 
     /// The longest one send may hold its row before it counts as a failed attempt.
     package static let sendTimeout = Duration.seconds(300)
@@ -43,8 +46,10 @@ package struct OutboxWorker: Service {
         maxAttempts: Int = 20,
         baseBackoff: Duration = .seconds(1),
         maxBackoff: Duration = .seconds(300),
-        clock: any WallClock = SystemClock()
+        clock: any WallClock = SystemClock(),
+        onListening: @escaping @Sendable () async -> Void = {}
     ) {
+        self.onListening = onListening
         self.clock = clock
         self.database = database
         self.transport = transport
@@ -260,6 +265,7 @@ package struct OutboxWorker: Service {
                         }
                         // Anything queued while we were not listening is found by this wake-up.
                         wake.yield()
+                        await onListening()
                         for try await _ in notifications { wake.yield() }
                     }
                 } catch {

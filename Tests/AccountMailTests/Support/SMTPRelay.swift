@@ -115,13 +115,9 @@ final class SMTPRelay: Sendable {
     }
 
     /// Waits until at least `count` messages arrived.
-    func waitForMessages(_ count: Int, timeout: Duration = .seconds(10)) async throws -> [Received] {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            let received = try messages()
-            if received.count >= count || ContinuousClock.now >= deadline { return received }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+    func waitForMessages(_ count: Int) async throws -> [Received] {
+        _ = try await eventually { try messages().count >= count }
+        return try messages()
     }
 
     /// Stops the child (SIGTERM, then SIGKILL) and reaps it; removes the folder.
