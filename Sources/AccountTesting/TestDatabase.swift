@@ -59,13 +59,18 @@ package enum TestDatabase {
         }
     }
 
-    /// Runs `body` with a running pool on `url`.
+    /// Runs `body` with a running pool on `url`. The pool sets no lock or statement timeout: a
+    /// test process as busy as the whole suite can leave a transaction waiting for its turn on the
+    /// CPU for seconds, and a concurrent one must then wait for it, not fail (a test of the
+    /// timeouts builds its own pool).
     @discardableResult
     package static func withClient<T: Sendable>(
         _ url: DatabaseURL,
         _ body: @Sendable (Database) async throws -> T
     ) async throws -> T {
-        let database = try Database(url: url, pool: .onDemand(4), logger: logger)
+        let pool = DatabasePool(
+            maximumConnections: 4, minimumConnections: 0, waitSeconds: 30, lockTimeoutSeconds: nil, statementTimeoutSeconds: nil)
+        let database = try Database(url: url, pool: pool, logger: logger)
         do {
             let result = try await body(database)
             await database.shutdown()

@@ -31,7 +31,8 @@ package final class Argon2idHasher: PasswordHasher {
     /// The parameters new hashes use.
     package let parameters: Parameters
     private let pool: NIOThreadPool
-    private let dummy: [UInt8]
+    /// The hash an unknown account's sign-in is checked against, made on the pool.
+    private let dummy = Mutex<[UInt8]?>(nil)
     private let workers: Int
     /// Who runs and who waits, per lane.
     private let lanes = Mutex(Lanes())
@@ -42,8 +43,8 @@ package final class Argon2idHasher: PasswordHasher {
     /// Wrong passwords against cheap imported hashes whose answer was held back (for tests and diagnostics).
     private let paddings = Atomic<Int>(0)
     /// How long a native verification takes here, in seconds: measured at start, then a moving
-    /// average of the real ones.
-    private let nativeSeconds: Mutex<Double>
+    /// average of the real ones (nil until the first measurement).
+    private let nativeSeconds = Mutex<Double?>(nil)
 
     private struct Lanes {
         /// Hashes running on a worker.
@@ -65,10 +66,27 @@ package final class Argon2idHasher: PasswordHasher {
         self.workers = max(1, threads)
         self.pool = NIOThreadPool(numberOfThreads: max(1, threads))
         self.pool.start()
-        self.dummy = Self.hashSync("accountd-dummy-password", parameters)
+        // The dummy hash and the first timing take two argon2id runs: made on the pool, never on
+        // the caller's thread (a cooperative one, which every task in the process shares).
+        pool.submit { [self] _ in _ = calibrated() }
+    }
+
+    /// The dummy hash and a native verification's time, made on first call; on a pool thread only.
+    private func calibrated() -> (dummy: [UInt8], seconds: Double) {
+        if let dummy = dummy.withLock({ $0 }), let seconds = nativeSeconds.withLock({ $0 }) { return (dummy, seconds) }
+        let phc = Self.hashSync("accountd-dummy-password", parameters)
         let started = ContinuousClock.now
-        _ = Self.verifySync("accountd-dummy-password", phc: dummy)
-        self.nativeSeconds = Mutex(Self.seconds(ContinuousClock.now - started))
+        _ = Self.verifySync("accountd-dummy-password", phc: phc)
+        let elapsed = Self.seconds(ContinuousClock.now - started)
+        let made = dummy.withLock { dummy in
+            if dummy == nil { dummy = phc }
+            return dummy!
+        }
+        let seconds = nativeSeconds.withLock { seconds in
+            if seconds == nil { seconds = elapsed }
+            return seconds!
+        }
+        return (made, seconds)
     }
 
     private static func seconds(_ duration: Duration) -> Double {
@@ -81,7 +99,7 @@ package final class Argon2idHasher: PasswordHasher {
         let started = ContinuousClock.now
         let matches = Self.verifySync(password, phc: phc)
         let elapsed = Self.seconds(ContinuousClock.now - started)
-        nativeSeconds.withLock { $0 = 0.9 * $0 + 0.1 * elapsed }
+        nativeSeconds.withLock { $0 = $0.map { 0.9 * $0 + 0.1 * elapsed } ?? elapsed }
         return matches
     }
 
@@ -104,10 +122,12 @@ package final class Argon2idHasher: PasswordHasher {
         guard stored.isNative else {
             let nativeWork = Double(parameters.memoryKiB * parameters.iterations)
             let work = ImportedHashVerifier.estimatedWorkKiB(stored) ?? 0
-            let matches = try await run(lane) { try ImportedHashVerifier.verify(password, against: stored) }
+            let (matches, native) = try await run(lane) { [self] in
+                (try ImportedHashVerifier.verify(password, against: stored), calibrated().seconds)
+            }
             if !matches && work < nativeWork {
                 paddings.add(1, ordering: .relaxed)
-                let topUp = nativeSeconds.withLock { $0 } * (1 - work / nativeWork)
+                let topUp = native * (1 - work / nativeWork)
                 try await Task.sleep(for: .nanoseconds(Int64(topUp * 1e9)))
             }
             return matches
@@ -117,8 +137,7 @@ package final class Argon2idHasher: PasswordHasher {
     }
 
     package func dummyVerify(_ password: String) async throws -> Bool {
-        let phc = dummy
-        _ = try await run { [self] in timedNativeVerify(password, phc: phc) }
+        _ = try await run { [self] in timedNativeVerify(password, phc: calibrated().dummy) }
         return false
     }
 
