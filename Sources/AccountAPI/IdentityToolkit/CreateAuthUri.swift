@@ -41,19 +41,14 @@ enum CreateAuthUriRPC {
             let sessionID = try call.body.nonEmptyString("sessionId") ?? service.randomIdentifier(count: 27, alphabet: alphabet)
             // Echoed back: bounded as a flow's is (decision 17).
             try FieldLimits.check(sessionID, "sessionId", FieldLimits.sessionID)
-            let user = try await service.discover(
+            let discovery = try await service.discover(
                 identifier: try call.body.string("identifier"), continueURI: try call.body.string("continueUri"),
-                address: call.limitedAddress
+                address: call.limitedAddress, isAdmin: call.caller.isAdmin
             )
-            if service.settings.emailEnumerationProtection && !call.caller.isAdmin {
-                return try WireEncoding.response(Response(sessionId: sessionID))
-            }
             return try WireEncoding.response(
                 Response(
-                    registered: user != nil, allProviders: user?.allProviders ?? [], signinMethods: user?.signinMethods ?? [],
-                    sessionId: sessionID
-                )
-            )
+                    registered: discovery.registered, allProviders: discovery.allProviders, signinMethods: discovery.signinMethods,
+                    sessionId: sessionID))
         }
     }
 }

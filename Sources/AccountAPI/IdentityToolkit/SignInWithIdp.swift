@@ -14,16 +14,15 @@ enum SignInWithIdpRPC {
             request.returnIdpCredential = try call.body.bool("returnIdpCredential") ?? false
             request.returnRefreshToken = try call.body.bool("returnRefreshToken") ?? false
             request.autoCreate = try call.body.bool("autoCreate") ?? true
+            request.isAdmin = call.caller.isAdmin
             let result = try await service.signIn(request)
             return WireEncoding.response(
                 json: .object(
-                    body(
-                        result, protection: service.accounts.settings.emailEnumerationProtection && !call.caller.isAdmin,
-                        lifetime: service.accounts.settings.idTokenLifetimeSeconds)))
+                    body(result, lifetime: service.accounts.settings.idTokenLifetimeSeconds)))
         }
     }
 
-    static func body(_ result: FederatedSignInService.Result, protection: Bool, lifetime: Int64) -> [String: JSONValue] {
+    static func body(_ result: FederatedSignInService.Result, lifetime: Int64) -> [String: JSONValue] {
         let assertion = result.assertion
         var body: [String: JSONValue] = [
             "kind": .string("identitytoolkit#VerifyAssertionResponse"), "federatedId": .string(assertion.federatedID),
@@ -61,13 +60,10 @@ enum SignInWithIdpRPC {
             body["idToken"] = .string(tokens.idToken)
             body["refreshToken"] = .string(tokens.refreshToken)
             body["expiresIn"] = .string(String(lifetime))
-        case .needConfirmation(let user):
+        case .needConfirmation(let localID, let providers):
             body["needConfirmation"] = .bool(true)
-            if !protection {
-                body["localId"] = .string(user.localID)
-                let providers = user.federated.map(\.providerID)
-                if !providers.isEmpty { body["verifiedProvider"] = .array(providers.map(JSONValue.string)) }
-            }
+            if let localID { body["localId"] = .string(localID) }
+            if !providers.isEmpty { body["verifiedProvider"] = .array(providers.map(JSONValue.string)) }
         case .failed(let code):
             body["errorMessage"] = .string(code.firebaseMessage)
         }

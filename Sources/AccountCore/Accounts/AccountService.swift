@@ -88,8 +88,7 @@ package struct AccountService: Sendable {
             guard settings.allowAnonymous else { throw AccountError(.adminOnlyOperation) }
             try await limiter.consume(.accountCreationsPerIP, client.ipAddress.map(AbuseLimiter.networkKey))
             let now = clock.now()
-            var user = newUser(localID: LocalID.generate(random), now: now)
-            user.anonymous = true
+            let user = UserRecord.anonymousSignUp(localID: LocalID.generate(random), now: now)
             let session = newSession(provider: "anonymous", method: "anonymous", client: client)
             let (created, ticket) = try await store.createUser(user, session: session, now: now)
             return SignedIn(user: created, tokens: try await mint(created, session, ticket!), isNewUser: true)
@@ -101,10 +100,8 @@ package struct AccountService: Sendable {
         try displayName.map(ProfileAttribute.checkDisplayName)
         try await limiter.consume(.accountCreationsPerIP, client.ipAddress.map(AbuseLimiter.networkKey))
         let now = clock.now()
-        var user = newUser(localID: LocalID.generate(random), now: now)
-        user.email = email
-        user.displayName = displayName
-        user.password = PasswordCredential(stored: try await hasher.hash(password), updatedAt: now)
+        let user = UserRecord.passwordSignUp(
+            localID: LocalID.generate(random), email: email, password: try await hasher.hash(password), displayName: displayName, now: now)
         let session = newSession(provider: "password", method: "password", client: client)
         let (created, ticket) = try await store.createUser(user, session: session, now: now)
         return SignedIn(user: created, tokens: try await mint(created, session, ticket!), isNewUser: true)
@@ -127,16 +124,10 @@ package struct AccountService: Sendable {
             throw AccountError(.invalidPhoneNumber, "Invalid format.")
         }
         let now = clock.now()
-        var user = newUser(localID: localID ?? LocalID.generate(random), now: now)
-        user.email = email
-        user.emailVerified = emailVerified
-        user.phoneNumber = phoneNumber
-        user.displayName = displayName
-        user.photoURL = photoURL
-        user.disabled = disabled
-        if let password {
-            user.password = PasswordCredential(stored: try await hasher.hash(password), updatedAt: now)
-        }
+        let user = UserRecord.adminCreated(
+            localID: localID ?? LocalID.generate(random), email: email, emailVerified: emailVerified,
+            password: try await password.asyncMap { try await hasher.hash($0) }, phoneNumber: phoneNumber, displayName: displayName,
+            photoURL: photoURL, disabled: disabled, now: now)
         return try await store.createUser(user, session: nil, now: now).0
     }
 
@@ -179,25 +170,41 @@ package struct AccountService: Sendable {
         }
     }
 
-    /// `accounts:createAuthUri` (identity-toolkit.md §4.5): the account for an identifier, if any.
-    /// A client's lookups count against its address (federation-and-limits.md §E.5).
-    package func discover(identifier: String?, continueURI: String?, address: String? = nil) async throws -> UserRecord? {
+    /// What `accounts:createAuthUri` reports of an identifier (identity-toolkit.md §4.5): nothing
+    /// when the answer hides accounts (every field nil), else whether it is registered and how it
+    /// signs in.
+    package struct Discovery: Sendable, Equatable {
+        package var registered: Bool?
+        package var allProviders: [String]?
+        package var signinMethods: [String]?
+
+        /// What a caller is told of `user` (nil: no account), or nothing when `hidden`.
+        package init(_ user: UserRecord?, hidden: Bool) {
+            guard !hidden else { return }
+            registered = user != nil
+            allProviders = user?.allProviders ?? []
+            signinMethods = user?.signinMethods ?? []
+        }
+    }
+
+    /// `accounts:createAuthUri` (identity-toolkit.md §4.5): what the caller may learn of the
+    /// account for an identifier. A client's lookups count against its address
+    /// (federation-and-limits.md §E.5), hidden answers included.
+    package func discover(identifier: String?, continueURI: String?, address: String? = nil, isAdmin: Bool) async throws -> Discovery {
         guard let identifier, !identifier.isEmpty else { throw AccountError(.missingIdentifier) }
         guard let continueURI, !continueURI.isEmpty else { throw AccountError(.missingContinueURI) }
         guard let email = EmailAddress.normalize(identifier) else { throw AccountError(.invalidIdentifier) }
         guard let url = URL(string: continueURI), url.scheme != nil else { throw AccountError(.invalidContinueURI) }
         try await limiter.consume(.lookupsPerIP, address.map(AbuseLimiter.networkKey))
+        let hidden = settings.hidesAccounts(fromAdmin: isAdmin)
         // The account with that email, else the first with a federated identity of that email
         // (federation-and-limits.md §A.11).
-        if let user = try await store.user(email: email) { return user }
-        return try await store.userWithFederatedEmail(email)
+        var user = try await store.user(email: email)
+        if user == nil { user = try await store.userWithFederatedEmail(email) }
+        return Discovery(user, hidden: hidden)
     }
 
     // MARK: Helpers
-
-    func newUser(localID: String, now: Date) -> UserRecord {
-        UserRecord(localID: localID, createdAt: now, validSince: RevocationRules.seconds(now), tokensValidAfter: now)
-    }
 
     /// `MISSING_EMAIL` / `INVALID_EMAIL`, or the normalised address.
     package static func requireEmail(_ raw: String?) throws(AccountError) -> String {

@@ -32,6 +32,19 @@ package enum EmailLinkRules {
         if existing.disabled { throw AccountError(.userDisabled) }
         return .signIn(existing, strip: TakeoverRules.plan(for: existing, proof: .emailLink))
     }
+
+    /// `user` once an email link for `email` signed it in or linked the address to it: the
+    /// address is its email, proven, and a method of the `password` provider; the account is no
+    /// longer anonymous. After `strip` when THE RULE applies.
+    package static func completed(_ user: UserRecord, email: String, strip: StripPlan?, now: Date) -> UserRecord {
+        var after = strip?.applied(to: user) ?? user
+        if after.email != email { after = after.replacingEmail(with: email, verified: true) }
+        after.emailVerified = true
+        after.emailLinkSignin = true
+        after.anonymous = false
+        after.lastLoginAt = now
+        return after
+    }
 }
 
 extension SessionGuard {

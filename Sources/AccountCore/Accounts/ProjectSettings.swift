@@ -37,4 +37,10 @@ package struct ProjectSettings: Sendable {
 
     /// `iss` of ID tokens.
     package var issuer: String { "https://securetoken.google.com/\(projectID)" }
+
+    /// Whether an answer to this caller hides which accounts exist (identity-toolkit.md §1.6, email
+    /// enumeration protection): for a client when the project turns it on, never for an admin.
+    package func hidesAccounts(fromAdmin isAdmin: Bool) -> Bool {
+        emailEnumerationProtection && !isAdmin
+    }
 }

@@ -16,6 +16,25 @@ package struct StripPlan: Sendable, Equatable {
     /// Every session is revoked, for this reason.
     package var revokeReason: RevokeReason
 
+    /// A plan.
+    package init(removePassword: Bool, revokeReason: RevokeReason) {
+        self.removePassword = removePassword
+        self.revokeReason = revokeReason
+    }
+
     /// Pending codes of every kind but these are retired; sign-in links stay usable.
     package static let keptCodeKinds: [ActionCodeKind] = [.emailSignIn]
+}
+
+extension StripPlan {
+    /// `user` with what the plan removes removed: its federated links and phone number, its
+    /// password unless kept, and a new credential version (codes and sessions are the store's).
+    package func applied(to user: UserRecord) -> UserRecord {
+        var stripped = user
+        if removePassword { stripped.password = nil }
+        stripped.federated = []
+        stripped.phoneNumber = nil
+        stripped.credentialVersion += 1
+        return stripped
+    }
 }

@@ -108,7 +108,7 @@ package struct ActionCodeService: Sendable {
 
         // Step 7: account state; protection hides existence from clients, and a hidden refusal
         // answers the quota as a queued mail would.
-        let hide = settings.emailEnumerationProtection && !request.isAdmin
+        let hide = settings.hidesAccounts(fromAdmin: request.isAdmin)
         func hidden(_ email: String) async throws -> SendResult {
             try await limiter.peekMailQuota(kind.emailKind, project: settings.projectID)
             return SendResult(email: email)

@@ -85,7 +85,7 @@ extension AdminService {
         guard let localID = imported.localID, LocalID.isValid(localID) else {
             throw AccountError(.invalidLocalID, "localId is missing or invalid")
         }
-        var user = accounts.newUser(localID: localID, now: now)
+        var user = UserRecord.blank(localID: localID, now: now)
         if let raw = imported.email {
             guard let email = EmailAddress.normalize(raw) else { throw AccountError(.invalidEmail, "email is invalid") }
             user.email = email

@@ -44,6 +44,8 @@ package struct FederatedSignInService: Sendable {
         package var returnRefreshToken = false
         package var autoCreate = true
         package var client: AccountService.Client
+        /// An admin's call: never hidden by email enumeration protection.
+        package var isAdmin = false
 
         /// Creates a request.
         package init(client: AccountService.Client) { self.client = client }
@@ -53,8 +55,9 @@ package struct FederatedSignInService: Sendable {
     package struct Result: Sendable {
         package enum Outcome: Sendable {
             case signedIn(UserRecord, AccountService.TokenBundle, isNewUser: Bool, emailRecycled: Bool)
-            /// §A.8 row 3.
-            case needConfirmation(UserRecord)
+            /// §A.8 row 3: the account with the email and the providers it is linked to, both
+            /// withheld (nil, empty) when the answer hides accounts.
+            case needConfirmation(localID: String?, verifiedProviders: [String])
             /// With `returnIdpCredential`: a refusal answered 200 with `errorMessage` (one of
             /// ``answeredAsErrorMessage``).
             case failed(AccountError.Code)
@@ -162,7 +165,10 @@ package struct FederatedSignInService: Sendable {
             case .needConfirmation(let user):
                 // Rolled back with everything else: kept on its own, for the link that follows.
                 if isNewPending { try await savePending(pendingToken, assertion) }
-                result.outcome = .needConfirmation(user)
+                result.outcome =
+                    accounts.settings.hidesAccounts(fromAdmin: request.isAdmin)
+                    ? .needConfirmation(localID: nil, verifiedProviders: [])
+                    : .needConfirmation(localID: user.localID, verifiedProviders: user.federated.map(\.providerID))
             case .creationNeedsAdmission:
                 // Only asked once, and the second ask admits: unreachable.
                 throw AccountError(.unavailable, "The account is busy, retry shortly.")

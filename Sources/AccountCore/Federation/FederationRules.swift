@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// §A.7: whether `config`'s assertion proves the mailbox of its email (decides only linking to an
 /// existing account by email).
@@ -66,5 +66,44 @@ package enum FederationRules {
     /// verified account that THE RULE, which strips only unverified ones, never reclaims.
     package static func storedEmailVerified(_ assertion: IdPAssertion, trusted: Bool) -> Bool {
         assertion.email != nil && assertion.emailVerified && trusted
+    }
+
+    /// §A.8 row 2: `user` once the assertion's identity is linked to it by its (now proven) email,
+    /// after `strip` when THE RULE applies. The identity replaces any of its provider, the email
+    /// is verified, the profile is the assertion's, and the email-link method goes with a strip.
+    package static func linked(_ user: UserRecord, assertion: IdPAssertion, strip: StripPlan?, now: Date) -> UserRecord {
+        var after = strip?.applied(to: user) ?? user
+        if strip != nil { after.emailLinkSignin = false }
+        after.federated.removeAll { $0.providerID == assertion.providerID }
+        after.federated.append(assertion.identity(linkedAt: now))
+        after.emailVerified = true
+        after.displayName = assertion.displayName
+        after.photoURL = assertion.photoURL
+        after.anonymous = false
+        after.lastLoginAt = now
+        return after
+    }
+
+    /// §A.9 step 5: the signed-in `user` once the identity is linked. An account without an email
+    /// takes the assertion's (verified as far as the provider is trusted); one with the same email
+    /// has it proven when the provider is trusted for it.
+    package static func linking(_ assertion: IdPAssertion, to user: UserRecord, trusted: Bool, now: Date) -> UserRecord {
+        var after = user
+        after.federated.append(assertion.identity(linkedAt: now))
+        after.anonymous = false
+        if after.email == nil, let email = assertion.email {
+            after.email = email
+            after.emailVerified = storedEmailVerified(assertion, trusted: trusted)
+        } else if after.email != nil, after.email == assertion.email, trusted {
+            after.emailVerified = true
+        }
+        return after
+    }
+
+    /// §A.8 row 1: a returning identity's account; only its last sign-in changes.
+    package static func signedIn(_ user: UserRecord, now: Date) -> UserRecord {
+        var after = user
+        after.lastLoginAt = now
+        return after
     }
 }

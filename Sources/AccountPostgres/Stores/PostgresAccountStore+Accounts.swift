@@ -81,19 +81,7 @@ extension PostgresAccountStore {
 
     package func createUser(_ user: UserRecord, session: NewSession?, now: Date) async throws -> (UserRecord, MintTicket?) {
         try await transaction { tx in
-            try await tx.query(
-                """
-                INSERT INTO users (tenant_id, local_id, email, email_verified, email_link_signin, initial_email, display_name, photo_url,
-                    phone_number, disabled, custom_attributes, custom_auth, anonymous, created_at, last_login_at, tokens_valid_after, valid_since)
-                VALUES (\(tenant), \(user.localID), \(user.email), \(user.emailVerified), \(user.emailLinkSignin), \(user.initialEmail),
-                    \(user.displayName), \(user.photoURL), \(user.phoneNumber), \(user.disabled), \(user.customAttributes),
-                    \(user.customAuth), \(user.anonymous), \(user.createdAt), \(session == nil ? nil : now), \(user.tokensValidAfter),
-                    \(user.validSince))
-                """)
-            if let credential = user.password {
-                try await tx.writePassword(
-                    credential.stored, localID: user.localID, now: credential.updatedAt)
-            }
+            try await tx.insertUsers([user])
             var ticket: MintTicket?
             if let session {
                 ticket = try await tx.insertSession(session, user: user, now: now)
@@ -113,7 +101,7 @@ extension PostgresAccountStore {
                 throw AccountError(.userNotFound)
             }
             if let guardSession { try await tx.check(guardSession, user: user) }
-            try await tx.apply(change, to: user, now: now)
+            try await tx.carryOut(change.write(on: user, now: now), now: now)
             for notice in change.notices {
                 try await tx.insert(notice, restoreEmailVerified: user.emailVerified)
             }
@@ -180,57 +168,24 @@ extension StoreTransaction {
             """)
     }
 
-    /// Writes the fields of a change (identity-toolkit.md §4.7 effects): the user row in one
-    /// statement, then the password and the federated links; revocation is the caller's.
-    func apply(_ change: UserChange, to user: UserRecord, now: Date) async throws {
-        let localID = user.localID
-        let deletesPassword = change.deleteProviders.contains("password")
-        let deletesPhone = change.deleteProviders.contains("phone")
-        let (keepsName, name) = change.displayName.bindable
-        let (keepsPhoto, photo) = change.photoURL.bindable
-        let (keepsPhone, phone) = change.phoneNumber.bindable
-        let (keepsClaims, claims) = change.customAttributes.bindable
-        let (keepsEmail, email) = change.email.bindable
-        let clearsEmail = change.email == .clear
-        // A new password, and removing the password provider, each start a new credential version.
-        let credentialSteps = (change.password == nil ? 0 : 1) + (deletesPassword ? 1 : 0)
-        try await query(
-            """
-            UPDATE users SET
-                display_name = CASE WHEN \(keepsName) THEN display_name ELSE \(name) END,
-                photo_url = CASE WHEN \(keepsPhoto) THEN photo_url ELSE \(photo) END,
-                phone_number = CASE WHEN \(deletesPhone) THEN NULL WHEN \(keepsPhone) THEN phone_number ELSE \(phone) END,
-                custom_attributes = CASE WHEN \(keepsClaims) THEN custom_attributes ELSE \(claims) END,
-                email = CASE WHEN \(keepsEmail) THEN email ELSE \(email) END,
-                email_verified = CASE WHEN \(clearsEmail) THEN false WHEN NOT \(keepsEmail) THEN coalesce(\(change.emailVerified), false)
-                                      ELSE coalesce(\(change.emailVerified), email_verified) END,
-                email_link_signin = email_link_signin AND \(keepsEmail) AND NOT \(deletesPassword),
-                initial_email = CASE WHEN \(keepsEmail) OR \(clearsEmail) THEN initial_email ELSE coalesce(initial_email, email) END,
-                credential_version = credential_version + \(credentialSteps),
-                anonymous = anonymous AND NOT \(change.addsCredential),
-                disabled = coalesce(\(change.disabled), disabled),
-                created_at = coalesce(\(change.createdAt), created_at),
-                last_login_at = coalesce(\(change.lastLoginAt), last_login_at)
-            WHERE tenant_id = \(tenant) AND local_id = \(localID)
-            """)
-        if let password = change.password {
+    /// Carries out what Core decided a change writes (``UserChange/write(on:now:)``): the row, then
+    /// the password and the federated links; revocation is the caller's.
+    func carryOut(_ write: AccountWrite, now: Date) async throws {
+        let localID = write.user.localID
+        try await writeUser(write.user)
+        if let password = write.newPassword {
             try await writePassword(password, localID: localID, now: now)
-            try await query(
-                """
-                UPDATE action_codes SET used_at = \(now), used_reason = 'PASSWORD_CHANGED'
-                WHERE tenant_id = \(tenant) AND local_id = \(localID) AND kind = 'PASSWORD_RESET' AND used_at IS NULL
-                """)
+            try await retireResetCodes(localID: localID, reason: "PASSWORD_CHANGED", now: now)
         }
-        if deletesPassword {
+        if write.removesPassword {
             try await query("DELETE FROM password_credentials WHERE tenant_id = \(tenant) AND local_id = \(localID)")
         }
-        let federated = change.deleteProviders.filter { $0 != "password" && $0 != "phone" }
-        if !federated.isEmpty {
+        if !write.unlinks.isEmpty {
             try await query(
-                "DELETE FROM federated_identities WHERE tenant_id = \(tenant) AND local_id = \(localID) AND provider_id = ANY(\(federated))"
+                "DELETE FROM federated_identities WHERE tenant_id = \(tenant) AND local_id = \(localID) AND provider_id = ANY(\(write.unlinks))"
             )
         }
-        if let link = change.linkIdentity {
+        if let link = write.link {
             // The identity must be this user's or nobody's; the admin's entry replaces the user's own.
             for try await owner in try await query(
                 """
@@ -246,21 +201,19 @@ extension StoreTransaction {
             try await query(
                 """
                 INSERT INTO federated_identities (tenant_id, local_id, provider_id, raw_id, email, display_name, photo_url, linked_at)
-                VALUES (\(tenant), \(localID), \(link.providerID), \(link.rawID), \(link.email), \(link.displayName), \(link.photoURL), \(now))
+                VALUES (\(tenant), \(localID), \(link.providerID), \(link.rawID), \(link.email), \(link.displayName), \(link.photoURL),
+                    \(link.linkedAt))
                 """)
-            // The UPDATE above already cleared `anonymous` (a link is a credential: UserChange.addsCredential).
         }
     }
 
-}
-
-extension FieldChange where Value == String {
-    /// The change as two binds: whether the column keeps its value, and the new value (nil clears).
-    var bindable: (keeps: Bool, value: String?) {
-        switch self {
-        case .keep: (true, nil)
-        case .set(let value): (false, value)
-        case .clear: (false, nil)
-        }
+    /// Retires every unspent password-reset code of the user: a new password makes them moot.
+    func retireResetCodes(localID: String, reason: String, now: Date) async throws {
+        try await query(
+            """
+            UPDATE action_codes SET used_at = \(now), used_reason = \(reason)
+            WHERE tenant_id = \(tenant) AND local_id = \(localID) AND kind = 'PASSWORD_RESET' AND used_at IS NULL
+            """)
     }
+
 }

@@ -44,22 +44,13 @@ extension PostgresAccountStore: ActionCodeStore {
             guard user.email == record.email else { throw AccountError(.invalidOOBCode) }
             switch record.kind {
             case .verifyEmail:
-                try await tx.query("UPDATE users SET email_verified = true WHERE tenant_id = \(tenant) AND local_id = \(localID)")
+                try await tx.writeUser(MailboxChanges.verified(user))
             case .verifyAndChangeEmail, .recoverEmail:
-                guard let target = record.newEmail else { throw AccountError(.invalidOOBCode) }
-                if let owner = try await tx.localID(ofEmail: target), owner != localID {
+                let after = try MailboxChanges.emailReplaced(user, by: record)
+                if let target = after.email, let owner = try await tx.localID(ofEmail: target), owner != localID {
                     throw AccountError(.emailExists)
                 }
-                // A change proves the new mailbox; a recovery gives back the old address as it
-                // was, so an unproven address stays unproven (and the stripping rule still
-                // applies to whoever proves it later).
-                let verified = record.kind == .verifyAndChangeEmail || record.restoreEmailVerified
-                try await tx.query(
-                    """
-                    UPDATE users SET email = \(target), email_verified = \(verified), email_link_signin = false,
-                        initial_email = coalesce(initial_email, email)
-                    WHERE tenant_id = \(tenant) AND local_id = \(localID)
-                    """)
+                try await tx.writeUser(after)
                 _ = try await tx.revokeAll(user: user, reason: .emailChanged, now: now)
                 if record.kind == .verifyAndChangeEmail, let recover {
                     try await tx.insert(recover, restoreEmailVerified: user.emailVerified)
@@ -82,20 +73,11 @@ extension PostgresAccountStore: ActionCodeStore {
             else { throw AccountError(.emailNotFound) }
             guard user.email == record.email else { throw AccountError(.invalidOOBCode) }
             if user.disabled { throw AccountError(.userDisabled) }
-            if let plan = TakeoverRules.plan(for: user, proof: .passwordReset) {
-                try await tx.strip(plan, from: user, now: now)
-            }
+            let strip = TakeoverRules.plan(for: user, proof: .passwordReset)
+            if let strip { try await tx.strip(strip, from: user, now: now) }
+            try await tx.writeUser(MailboxChanges.passwordReset(user, password: password, strip: strip, now: now))
             try await tx.writePassword(password, localID: localID, now: now)
-            try await tx.query(
-                """
-                UPDATE users SET email_verified = true, credential_version = credential_version + 1
-                WHERE tenant_id = \(tenant) AND local_id = \(localID)
-                """)
-            try await tx.query(
-                """
-                UPDATE action_codes SET used_at = \(now), used_reason = 'PASSWORD_RESET'
-                WHERE tenant_id = \(tenant) AND local_id = \(localID) AND kind = 'PASSWORD_RESET' AND used_at IS NULL
-                """)
+            try await tx.retireResetCodes(localID: localID, reason: "PASSWORD_RESET", now: now)
             let current = try await tx.user(localID: localID, lock: false)!
             _ = try await tx.revokeAll(user: current, reason: .passwordReset, now: now)
             return try await tx.user(localID: localID, lock: false)!
@@ -123,38 +105,29 @@ extension PostgresAccountStore: ActionCodeStore {
             switch plan {
             case .link(let user, let replacedEmail):
                 localID = user.localID
-                try await tx.query(
-                    """
-                    UPDATE users SET email = \(completion.email), email_verified = true, email_link_signin = true, anonymous = false,
-                        last_login_at = \(now), initial_email = CASE WHEN email IS NOT NULL AND email <> \(completion.email)
-                                             THEN coalesce(initial_email, email) ELSE initial_email END
-                    WHERE tenant_id = \(tenant) AND local_id = \(localID)
-                    """)
+                try await tx.writeUser(EmailLinkRules.completed(user, email: completion.email, strip: nil, now: now))
                 if replacedEmail != nil {
                     _ = try await tx.revokeAll(user: user, reason: .emailChanged, now: now)
                     if let recover = completion.recover {
                         try await tx.insert(recover, restoreEmailVerified: user.emailVerified)
                     }
                 }
-            case .signIn(var user, let strip):
+            case .signIn(let user, let strip):
                 localID = user.localID
-                if let strip { try await tx.strip(strip, from: user, now: now) }
-                try await tx.execute(Prepared.EmailLinkLogin(tenant: tx.tenant, localID: localID, now: now))
-                if strip == nil {
-                    // The common case, a verified account: only the two columns above changed.
-                    user.emailLinkSignin = true
-                    user.lastLoginAt = now
-                    written = user
+                let after = EmailLinkRules.completed(user, email: completion.email, strip: strip, now: now)
+                if let strip {
+                    try await tx.strip(strip, from: user, now: now)
+                    try await tx.writeUser(after)
+                } else {
+                    // The common case, a verified account: the prepared statement writes the
+                    // three fields ``EmailLinkRules/completed(_:email:strip:now:)`` changes.
+                    try await tx.execute(Prepared.EmailLinkLogin(tenant: tx.tenant, localID: localID, now: now))
+                    written = after
                 }
             case .create:
                 localID = completion.newLocalID
                 isNewUser = true
-                try await tx.query(
-                    """
-                    INSERT INTO users (tenant_id, local_id, email, email_verified, email_link_signin, created_at, last_login_at, tokens_valid_after,
-                        valid_since)
-                    VALUES (\(tenant), \(localID), \(completion.email), true, true, \(now), \(now), \(now), \(RevocationRules.seconds(now)))
-                    """)
+                try await tx.insertUsers([.emailLinkSignUp(localID: localID, email: completion.email, now: now)])
             }
             if written == nil { written = try await tx.user(localID: localID, lock: false) }
             guard let user = written else { throw AccountError(.unavailable) }

@@ -84,25 +84,12 @@ extension PostgresAccountStore: CustomTokenSignerStore {
             }
             // A first sign-in creates the user; two at once for one new uid: the primary key lets
             // one insert, and the other waits on that row and signs in as an existing user.
-            var created = false
-            for try await _ in try await tx.query(
-                """
-                INSERT INTO users (tenant_id, local_id, custom_auth, created_at, tokens_valid_after, valid_since)
-                VALUES (\(tenant), \(localID), true, \(now), \(now), \(RevocationRules.seconds(now)))
-                ON CONFLICT (tenant_id, local_id) DO NOTHING RETURNING 1
-                """)
-            {
-                created = true
-            }
-            guard var user = try await tx.user(localID: localID, lock: true) else { throw AccountError(.userNotFound) }
+            let created = !(try await tx.insertUsers([.customTokenSignUp(localID: localID, now: now)], ifAbsent: true).isEmpty)
+            guard let existing = try await tx.user(localID: localID, lock: true) else { throw AccountError(.userNotFound) }
             // A refusal rolls the replay row back with everything else: the token stays usable.
-            if user.disabled { throw AccountError(.userDisabled) }
-            try await tx.query(
-                """
-                UPDATE users SET custom_auth = true, anonymous = false, last_login_at = \(now) WHERE tenant_id = \(tenant) AND local_id = \(localID)
-                """)
-            user.customAuth = true
-            user.lastLoginAt = now
+            if existing.disabled { throw AccountError(.userDisabled) }
+            let user = existing.signedInWithCustomToken(now: now)
+            try await tx.writeUser(user)
             let ticket = try await tx.insertSession(session, user: user, now: now)
             if let overlay = session.claimsOverlay {
                 try await tx.query(

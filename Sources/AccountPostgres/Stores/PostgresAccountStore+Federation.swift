@@ -132,33 +132,24 @@ extension PostgresAccountStore: FederationStore {
         // The user as written, when it is known without reading it back.
         var written: UserRecord?
         switch plan {
-        case .signIn(var user):
+        case .signIn(let user):
             localID = user.localID
-            try await tx.query("UPDATE users SET last_login_at = \(now) WHERE tenant_id = \(tenant) AND local_id = \(localID)")
-            user.lastLoginAt = now
-            written = user
+            written = FederationRules.signedIn(user, now: now)
+            try await tx.writeUser(written!)
         case .needConfirmation(let user):
             throw NeedsConfirmation(user: user)
         case .link(let user, let strip, let emailRecycled):
             localID = user.localID
             recycled = emailRecycled
-            if let strip {
-                // THE RULE (§A.8): the password, phone, other links and pending codes go; sessions end.
-                try await tx.strip(strip, from: user, now: now)
-                try await tx.query("UPDATE users SET email_link_signin = false WHERE tenant_id = \(tenant) AND local_id = \(localID)")
-            }
+            // THE RULE (§A.8): the password, phone, other links and pending codes go; sessions end.
+            if let strip { try await tx.strip(strip, from: user, now: now) }
             try await tx.query(
                 """
                 DELETE FROM federated_identities
                 WHERE tenant_id = \(tenant) AND local_id = \(localID) AND provider_id = \(assertion.providerID)
                 """)
             try await tx.insertIdentity(assertion, localID: localID, now: now)
-            try await tx.query(
-                """
-                UPDATE users SET email_verified = true, display_name = \(assertion.displayName), photo_url = \(assertion.photoURL),
-                    last_login_at = \(now)
-                WHERE tenant_id = \(tenant) AND local_id = \(localID)
-                """)
+            try await tx.writeUser(FederationRules.linked(user, assertion: assertion, strip: strip, now: now))
             try await tx.audit(
                 strip == nil ? .identityLinked : .identityLinkedAfterTakeover, localID: localID,
                 details: ["providerId": assertion.providerID])
@@ -166,14 +157,7 @@ extension PostgresAccountStore: FederationStore {
             guard request.creationAdmitted else { throw NeedsAdmission() }
             localID = request.newLocalID
             isNewUser = true
-            try await tx.query(
-                """
-                INSERT INTO users (tenant_id, local_id, email, email_verified, display_name, photo_url, created_at, last_login_at,
-                    tokens_valid_after, valid_since)
-                VALUES (\(tenant), \(localID), \(assertion.email), \(FederationRules.storedEmailVerified(assertion, trusted: use.trusted)),
-                    \(assertion.displayName), \(assertion.photoURL), \(now), \(now), \(now), \(RevocationRules.seconds(now)))
-                """)
-            try await tx.insertIdentity(assertion, localID: localID, now: now)
+            try await tx.insertUsers([.federatedSignUp(localID: localID, assertion: assertion, trusted: use.trusted, now: now)])
         }
         if written == nil { written = try await tx.user(localID: localID, lock: false) }
         guard let user = written else { throw AccountError(.userNotFound) }
@@ -194,15 +178,7 @@ extension PostgresAccountStore: FederationStore {
             try FederationRules.checkLink(
                 assertion, user: user, identityOwner: try await tx.identityOwner(assertion), emailOwner: emailOwner)
             try await tx.insertIdentity(assertion, localID: user.localID, now: now)
-            if user.email == nil, let email = assertion.email {
-                try await tx.query(
-                    """
-                    UPDATE users SET email = \(email), email_verified = \(FederationRules.storedEmailVerified(assertion, trusted: use.trusted))
-                    WHERE tenant_id = \(tenant) AND local_id = \(user.localID)
-                    """)
-            } else if user.email == assertion.email, use.trusted {
-                try await tx.query("UPDATE users SET email_verified = true WHERE tenant_id = \(tenant) AND local_id = \(user.localID)")
-            }
+            try await tx.writeUser(FederationRules.linking(assertion, to: user, trusted: use.trusted, now: now))
             try await tx.audit(.identityLinked, localID: user.localID, details: ["providerId": assertion.providerID])
             guard let linked = try await tx.user(localID: user.localID, lock: false) else { throw AccountError(.userNotFound) }
             return (linked, try await tx.startSession(use.session, user: linked, now: now))
@@ -287,8 +263,6 @@ extension StoreTransaction {
             inserted = true
         }
         guard inserted else { throw AccountError(.federatedUserIDAlreadyLinked) }
-        // A linked identity is a credential: an anonymous account stops being one for good (decision 14).
-        try await query("UPDATE users SET anonymous = false WHERE tenant_id = \(tenant) AND local_id = \(localID) AND anonymous")
     }
 
     /// A session with its IdP attributes.
@@ -299,12 +273,5 @@ extension StoreTransaction {
                 "UPDATE sessions SET sign_in_attributes = \(attributes) WHERE tenant_id = \(tenant) AND session_id = \(session.sessionID)")
         }
         return ticket
-    }
-}
-
-extension Optional {
-    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
-        guard let value = self else { return nil }
-        return try await transform(value)
     }
 }

@@ -170,7 +170,9 @@ extension PostgresAccountStore {
 }
 
 extension StoreTransaction {
-    /// Carries out THE RULE's plan (``TakeoverRules``) on `user`, in the caller's transaction.
+    /// Carries out THE RULE's plan (``TakeoverRules``) on `user`, in the caller's transaction: the
+    /// credentials, the pending codes and the sessions. The row's own fields are in the caller's
+    /// ``writeUser(_:)`` of the account after the plan (``StripPlan/applied(to:)``).
     func strip(_ plan: StripPlan, from user: UserRecord, now: Date)
         async throws
     {
@@ -179,11 +181,6 @@ extension StoreTransaction {
             try await query("DELETE FROM password_credentials WHERE tenant_id = \(tenant) AND local_id = \(localID)")
         }
         try await query("DELETE FROM federated_identities WHERE tenant_id = \(tenant) AND local_id = \(localID)")
-        try await query(
-            """
-            UPDATE users SET phone_number = NULL, credential_version = credential_version + 1
-            WHERE tenant_id = \(tenant) AND local_id = \(localID)
-            """)
         try await query(
             """
             UPDATE action_codes SET used_at = \(now), used_reason = \(plan.revokeReason.rawValue)

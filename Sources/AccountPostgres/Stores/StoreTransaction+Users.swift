@@ -1,0 +1,107 @@
+import AccountCore
+import Foundation
+import PostgresNIO
+
+/// The two ways an account's row is written, whatever the feature: new accounts as Core's
+/// constructors shape them (``insertUsers(_:ifAbsent:)``), and an account's fields as a Core rule
+/// decided them (``writeUser(_:)``, the row locked by the read the rule decided on). Instants go
+/// through `to_timestamp`, which rounds to the microsecond: binding a `Date` truncates, so a stored
+/// 1600000000.123 s would come back as …122 ms on each rewrite.
+extension StoreTransaction {
+    /// Inserts new accounts with their passwords and links: three statements however many
+    /// accounts, each reading the batch as one JSON document (`json_to_recordset`). `ifAbsent`
+    /// skips an account whose id is taken (a concurrent first sign-in won) instead of refusing it.
+    /// Returns the ids inserted.
+    @discardableResult
+    func insertUsers(_ users: [UserRecord], ifAbsent: Bool = false) async throws -> Set<String> {
+        guard !users.isEmpty else { return [] }
+        func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+        func seconds(_ value: Date?) -> JSONValue { value.map { .double($0.timeIntervalSince1970) } ?? .null }
+        let rows = users.map { user in
+            JSONValue.object([
+                "local_id": .string(user.localID), "email": text(user.email), "email_verified": .bool(user.emailVerified),
+                "email_link_signin": .bool(user.emailLinkSignin), "initial_email": text(user.initialEmail),
+                "display_name": text(user.displayName), "photo_url": text(user.photoURL), "phone_number": text(user.phoneNumber),
+                "disabled": .bool(user.disabled), "custom_attributes": text(user.customAttributes), "custom_auth": .bool(user.customAuth),
+                "anonymous": .bool(user.anonymous), "created_at": seconds(user.createdAt), "last_login_at": seconds(user.lastLoginAt),
+                "tokens_valid_after": seconds(user.tokensValidAfter), "valid_since": .int(user.validSince),
+                "credential_version": .int(user.credentialVersion),
+            ])
+        }
+        var inserted = Set<String>()
+        for try await localID in try await query(
+            """
+            INSERT INTO users (tenant_id, local_id, email, email_verified, email_link_signin, initial_email, display_name, photo_url,
+                phone_number, disabled, custom_attributes, custom_auth, anonymous, created_at, last_login_at, tokens_valid_after, valid_since,
+                credential_version)
+            SELECT \(tenant), u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_email, u.display_name, u.photo_url,
+                u.phone_number, u.disabled, u.custom_attributes, u.custom_auth, u.anonymous, to_timestamp(u.created_at),
+                to_timestamp(u.last_login_at), to_timestamp(u.tokens_valid_after), u.valid_since, u.credential_version
+            FROM json_to_recordset(\(JSONValue.array(rows).serialized())::json) AS u(local_id text, email text, email_verified boolean,
+                email_link_signin boolean, initial_email text, display_name text, photo_url text, phone_number text, disabled boolean,
+                custom_attributes text, custom_auth boolean, anonymous boolean, created_at float8, last_login_at float8,
+                tokens_valid_after float8, valid_since int8, credential_version int8)
+            \(unescaped: ifAbsent ? "ON CONFLICT (tenant_id, local_id) DO NOTHING" : "")
+            RETURNING local_id
+            """
+        ).decode(String.self) {
+            inserted.insert(localID)
+        }
+        let written = users.filter { inserted.contains($0.localID) }
+        let passwords = written.compactMap { user in
+            user.password.map { credential in
+                JSONValue.object([
+                    "local_id": .string(user.localID), "algorithm": .string(credential.stored.algorithm),
+                    "hash": .string(Data(credential.stored.hash).base64EncodedString()),
+                    "salt": text(credential.stored.salt.map { Data($0).base64EncodedString() }),
+                    "parameters": .string(PostgresAccountStore.parametersJSON(credential.stored.parameters)),
+                    "updated_at": seconds(credential.updatedAt),
+                ])
+            }
+        }
+        if !passwords.isEmpty {
+            try await query(
+                """
+                INSERT INTO password_credentials (tenant_id, local_id, algorithm, hash, salt, parameters, updated_at)
+                SELECT \(tenant), p.local_id, p.algorithm, decode(p.hash, 'base64'), decode(p.salt, 'base64'), p.parameters::jsonb,
+                    to_timestamp(p.updated_at)
+                FROM json_to_recordset(\(JSONValue.array(passwords).serialized())::json)
+                    AS p(local_id text, algorithm text, hash text, salt text, parameters text, updated_at float8)
+                """)
+        }
+        let links = written.flatMap { user in
+            user.federated.map { link in
+                JSONValue.object([
+                    "local_id": .string(user.localID), "provider_id": .string(link.providerID), "raw_id": .string(link.rawID),
+                    "email": text(link.email), "display_name": text(link.displayName), "photo_url": text(link.photoURL),
+                    "linked_at": seconds(link.linkedAt),
+                ])
+            }
+        }
+        if !links.isEmpty {
+            try await query(
+                """
+                INSERT INTO federated_identities (tenant_id, local_id, provider_id, raw_id, email, display_name, photo_url, linked_at)
+                SELECT \(tenant), f.local_id, f.provider_id, f.raw_id, f.email, f.display_name, f.photo_url, to_timestamp(f.linked_at)
+                FROM json_to_recordset(\(JSONValue.array(links).serialized())::json)
+                    AS f(local_id text, provider_id text, raw_id text, email text, display_name text, photo_url text, linked_at float8)
+                """)
+        }
+        return inserted
+    }
+
+    /// Writes an account's fields as a Core rule decided them, in one statement; the password,
+    /// the links and the revocation instants are written by their own steps.
+    func writeUser(_ user: UserRecord) async throws {
+        try await query(
+            """
+            UPDATE users SET email = \(user.email), email_verified = \(user.emailVerified), email_link_signin = \(user.emailLinkSignin),
+                initial_email = \(user.initialEmail), display_name = \(user.displayName), photo_url = \(user.photoURL),
+                phone_number = \(user.phoneNumber), disabled = \(user.disabled), custom_attributes = \(user.customAttributes),
+                custom_auth = \(user.customAuth), anonymous = \(user.anonymous),
+                created_at = to_timestamp(\(user.createdAt.timeIntervalSince1970)),
+                last_login_at = to_timestamp(\(user.lastLoginAt?.timeIntervalSince1970)), credential_version = \(user.credentialVersion)
+            WHERE tenant_id = \(tenant) AND local_id = \(user.localID)
+            """)
+    }
+}
