@@ -91,7 +91,7 @@ struct ConflictRetryTests {
                         "DO $$ BEGIN RAISE EXCEPTION 'forced' USING ERRCODE = 'serialization_failure'; END $$", logger: TestDatabase.logger)
                 }
             }
-            #expect(runs.value == PostgresAccountStore.conflictAttempts)
+            #expect(runs.value == PostgresStore.conflictAttempts)
 
             runs.reset()
             await #expect(throws: AccountError(.unavailable, "The account is busy, retry shortly.")) {

@@ -5,21 +5,17 @@ import PostgresNIO
 
 /// The abuse limits in PostgreSQL (federation-and-limits.md §E.3), shared by every replica. Every
 /// call is one autocommit statement on a pooled connection: no user row is ever locked here.
-package struct PostgresAbuseLimitStore: AbuseLimitStore {
-    let database: Database
-    let logger: Logger
-    /// The tenant whose accounts ``passwordPrecheck(email:emailKey:address:addressKey:bucket:since:now:)`` looks at.
-    let tenant: String
+package struct PostgresAbuseLimitStore: AbuseLimitStore, PostgresBacked {
+    /// Its tenant is the one whose accounts ``passwordPrecheck(email:emailKey:address:addressKey:bucket:since:now:)`` looks at.
+    let base: PostgresStore
 
     /// Creates the store over a running database.
     package init(database: Database, logger: Logger, tenant: String = "") {
-        self.database = database
-        self.logger = logger
-        self.tenant = tenant
+        base = PostgresStore(database: database, logger: logger, tenant: tenant)
     }
 
     package func consume(_ name: String, _ bucket: RateBucket, key: [UInt8], now: Date) async throws -> TimeInterval? {
-        try await translated {
+        try await translating {
             let key = Data(key)
             let period = bucket.period
             let tolerance = bucket.tolerance
@@ -43,7 +39,7 @@ package struct PostgresAbuseLimitStore: AbuseLimitStore {
     }
 
     package func peek(_ name: String, _ bucket: RateBucket, key: [UInt8], now: Date) async throws -> TimeInterval? {
-        try await translated {
+        try await translating {
             let rows = try await database.query(
                 """
                 SELECT extract(epoch FROM greatest(tat, \(now)) - \(now))::float8 FROM rate_limits
@@ -61,7 +57,7 @@ package struct PostgresAbuseLimitStore: AbuseLimitStore {
     }
 
     package func recordFailure(key: [UInt8], network: NetworkClass, now: Date, resetSeconds: TimeInterval) async throws -> Int {
-        try await translated {
+        try await translating {
             let rows = try await database.query(
                 """
                 INSERT INTO password_failures AS f (key, class, failures, last_failure_at) VALUES (\(Data(key)), \(network.rawValue), 1, \(now))
@@ -78,7 +74,7 @@ package struct PostgresAbuseLimitStore: AbuseLimitStore {
     }
 
     package func lock(key: [UInt8], network: NetworkClass, until: Date, failures: Int) async throws {
-        try await translated {
+        try await translating {
             // 'infinity' stands for the hard limit's lock (Date.distantFuture on the way in and out).
             try await database.query(
                 """
@@ -100,7 +96,7 @@ package struct PostgresAbuseLimitStore: AbuseLimitStore {
 
     @discardableResult
     package func clearFailures(key: [UInt8], networks: [NetworkClass]) async throws -> Bool {
-        try await translated {
+        try await translating {
             let rows = try await database.query(
                 "DELETE FROM password_failures WHERE key = \(Data(key)) AND class = ANY(\(networks.map(\.rawValue))) RETURNING true",
                 logger: logger
@@ -111,22 +107,11 @@ package struct PostgresAbuseLimitStore: AbuseLimitStore {
         }
     }
 
-    /// Runs a statement, its database errors translated as the account store's are (a database
-    /// restarting answers 503, never 500).
-    @discardableResult
-    private func translated<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch {
-            throw PostgresAccountStore.translate(PostgresAccountStore.cause(of: error))
-        }
-    }
-
     package func passwordPrecheck(
         email: String, emailKey: [UInt8], address: String?, addressKey: [UInt8]?, bucket: (name: String, size: RateBucket)?,
         since: Date, now: Date
     ) async throws -> PasswordPrecheck {
-        try await translated {
+        try await translating {
             let statement = PasswordPrecheckStatement(
                 binds: try {
                     var binds = PostgresBindings()

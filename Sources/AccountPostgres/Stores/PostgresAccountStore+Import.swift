@@ -62,7 +62,7 @@ extension StoreTransaction {
                 try await query("RELEASE SAVEPOINT import_user")
             } catch {
                 try await query("ROLLBACK TO SAVEPOINT import_user")
-                let translated = PostgresAccountStore.translate(error)
+                let translated = PostgresStore.translate(error)
                 guard let accountError = translated as? AccountError else { throw translated }
                 errors[index] =
                     switch accountError.code {

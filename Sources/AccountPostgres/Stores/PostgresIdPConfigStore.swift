@@ -7,17 +7,14 @@ import PostgresNIO
 /// the key-encryption key, bound to the project, the provider and the field; every change audited
 /// by field name, never value. Every change is announced on the revocation channel (`c:<id>`) in
 /// its transaction, so each replica's ``IdPConfigCache`` drops it when it commits.
-package struct PostgresIdPConfigStore: IdPConfigStore {
-    let database: Database
-    let logger: Logger
+package struct PostgresIdPConfigStore: IdPConfigStore, PostgresBacked {
+    let base: PostgresStore
     let sealer: any SecretSealing
     let project: String
-    let tenant = ""
 
     /// Creates the store for `project`'s configs.
     package init(database: Database, logger: Logger, sealer: any SecretSealing, project: String) {
-        self.database = database
-        self.logger = logger
+        base = PostgresStore(database: database, logger: logger)
         self.sealer = sealer
         self.project = project
     }
@@ -28,7 +25,7 @@ package struct PostgresIdPConfigStore: IdPConfigStore {
         """
 
     package func idpConfig(_ providerID: String) async throws -> IdPConfig? {
-        try await translated {
+        try await translating {
             try await decode(
                 database.query(
                     "SELECT \(unescaped: Self.columns) FROM idp_configs WHERE tenant_id = \(tenant) AND provider_id = \(providerID)",
@@ -38,7 +35,7 @@ package struct PostgresIdPConfigStore: IdPConfigStore {
     }
 
     package func idpConfigs(defaultSupported: Bool, after: String?, limit: Int) async throws -> [IdPConfig] {
-        try await translated {
+        try await translating {
             try await decode(
                 database.query(
                     """
@@ -90,21 +87,18 @@ package struct PostgresIdPConfigStore: IdPConfigStore {
     }
 
     package func deleteIdPConfig(_ providerID: String) async throws -> Bool {
-        try await translated {
-            try await database.withTransaction(logger: logger) { connection in
-                let tx = StoreTransaction(connection: connection, logger: logger, tenant: tenant)
-                var deleted = false
-                for try await _ in try await tx.query(
-                    "DELETE FROM idp_configs WHERE tenant_id = \(tenant) AND provider_id = \(providerID) RETURNING 1")
-                {
-                    deleted = true
-                }
-                if deleted {
-                    try await tx.audit(.idpConfigDeleted, localID: nil, details: ["providerId": providerID])
-                    try await tx.notify(.providerConfig(providerID))
-                }
-                return deleted
+        try await transaction { tx in
+            var deleted = false
+            for try await _ in try await tx.query(
+                "DELETE FROM idp_configs WHERE tenant_id = \(tenant) AND provider_id = \(providerID) RETURNING 1")
+            {
+                deleted = true
             }
+            if deleted {
+                try await tx.audit(.idpConfigDeleted, localID: nil, details: ["providerId": providerID])
+                try await tx.notify(.providerConfig(providerID))
+            }
+            return deleted
         }
     }
 
@@ -129,19 +123,16 @@ package struct PostgresIdPConfigStore: IdPConfigStore {
             },
             appleKey: try config.apple?.privateKey.map { Data(try sealer.seal(Array($0.utf8), context: context("applePrivateKey"))) },
             options: String(decoding: try JSONEncoder().encode(config.options), as: UTF8.self))
-        try await translated {
-            try await database.withTransaction(logger: logger) { connection in
-                let tx = StoreTransaction(connection: connection, logger: logger, tenant: tenant)
-                try await body(tx, row)
-                // Which fields an admin set, never their values.
-                var fields = ["clientId", "enabled"]
-                if config.issuer != nil { fields.append("issuer") }
-                if config.clientSecret != nil { fields.append("clientSecret") }
-                if config.apple != nil { fields.append("appleSignInConfig") }
-                try await tx.audit(
-                    action, localID: nil, details: ["providerId": config.providerID, "fields": fields.joined(separator: ",")])
-                try await tx.notify(.providerConfig(config.providerID))
-            }
+        try await transaction { tx in
+            try await body(tx, row)
+            // Which fields an admin set, never their values.
+            var fields = ["clientId", "enabled"]
+            if config.issuer != nil { fields.append("issuer") }
+            if config.clientSecret != nil { fields.append("clientSecret") }
+            if config.apple != nil { fields.append("appleSignInConfig") }
+            try await tx.audit(
+                action, localID: nil, details: ["providerId": config.providerID, "fields": fields.joined(separator: ",")])
+            try await tx.notify(.providerConfig(config.providerID))
         }
     }
 
@@ -173,15 +164,6 @@ package struct PostgresIdPConfigStore: IdPConfigStore {
                 clientSecret: secret, apple: appleSettings,
                 options: (try? JSONDecoder().decode(IdPOptions.self, from: Data(options.utf8))) ?? IdPOptions(), createdAt: created,
                 updatedAt: updated)
-        }
-    }
-
-    /// Database faults as the store reports them everywhere (503 for an outage, never a 500).
-    private func translated<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch {
-            throw PostgresAccountStore.translate(PostgresAccountStore.cause(of: error))
         }
     }
 }

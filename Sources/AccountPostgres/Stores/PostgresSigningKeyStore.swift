@@ -4,17 +4,19 @@ package import Logging
 import PostgresNIO
 
 /// Signing keys in PostgreSQL, shared by every replica; private keys arrive and leave sealed.
-package struct PostgresSigningKeyStore: SigningKeyStore {
-    let database: Database
-    let logger: Logger
+package struct PostgresSigningKeyStore: SigningKeyStore, PostgresBacked {
+    let base: PostgresStore
 
     /// Creates the store over a running database.
     package init(database: Database, logger: Logger) {
-        self.database = database
-        self.logger = logger
+        base = PostgresStore(database: database, logger: logger)
     }
 
     package func publishedKeys(at now: Date) async throws -> [SigningKeyRecord] {
+        try await translating { try await readKeys(at: now) }
+    }
+
+    private func readKeys(at now: Date) async throws -> [SigningKeyRecord] {
         let rows = try await database.query(
             """
             SELECT kid, public_key_der, certificate_pem, private_key_sealed, kek_id, state, created_at, activated_at, retired_at, remove_after
@@ -36,38 +38,34 @@ package struct PostgresSigningKeyStore: SigningKeyStore {
     }
 
     package func insert(_ key: SigningKeyRecord) async throws {
-        do {
-            try await database.query(
-                """
-                INSERT INTO signing_keys (kid, public_key_der, certificate_pem, private_key_sealed, kek_id, state, created_at,
-                    activated_at, retired_at, remove_after)
-                VALUES (\(key.kid), \(Data(key.publicKeyDER)), \(key.certificatePEM), \(Data(key.sealedPrivateKey)), \(key.kekID),
-                    \(key.state.rawValue), \(key.createdAt), \(key.activatedAt), \(key.retiredAt), \(key.removeAfter))
-                """,
-                logger: logger
-            )
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
-            throw SigningKeyConflict()
+        try await translating {
+            do {
+                try await insertRow(key)
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+                throw SigningKeyConflict()
+            }
         }
+    }
+
+    private func insertRow(_ key: SigningKeyRecord) async throws {
+        try await database.query(
+            """
+            INSERT INTO signing_keys (kid, public_key_der, certificate_pem, private_key_sealed, kek_id, state, created_at,
+                activated_at, retired_at, remove_after)
+            VALUES (\(key.kid), \(Data(key.publicKeyDER)), \(key.certificatePEM), \(Data(key.sealedPrivateKey)), \(key.kekID),
+                \(key.state.rawValue), \(key.createdAt), \(key.activatedAt), \(key.retiredAt), \(key.removeAfter))
+            """,
+            logger: logger
+        )
     }
 
     /// Promoting the key that is already current does nothing; promoting one that is neither `next`
     /// nor current (retired, unknown) throws ``SigningKeyConflict``: another replica moved on. The
     /// key's row is locked first, so two replicas promoting one key at once cannot retire it.
     package func promote(kid: String, at now: Date, retiredRemoveAfter: Date) async throws {
-        do {
-            try await promoteInTransaction(kid: kid, at: now, retiredRemoveAfter: retiredRemoveAfter)
-        } catch let error as Database.TransactionError where error.closureError is SigningKeyConflict {
-            throw SigningKeyConflict()
-        }
-    }
-
-    private func promoteInTransaction(kid: String, at now: Date, retiredRemoveAfter: Date) async throws {
-        try await database.withTransaction(logger: logger) { connection in
+        try await transaction { tx in
             var state: String?
-            for try await value in try await connection.query(
-                "SELECT state FROM signing_keys WHERE kid = \(kid) FOR UPDATE", logger: logger
-            ).decode(String.self) {
+            for try await value in try await tx.query("SELECT state FROM signing_keys WHERE kid = \(kid) FOR UPDATE").decode(String.self) {
                 state = value
             }
             switch state {
@@ -75,17 +73,12 @@ package struct PostgresSigningKeyStore: SigningKeyStore {
             case "next": break
             default: throw SigningKeyConflict()
             }
-            try await connection.query(
+            try await tx.query(
                 """
                 UPDATE signing_keys SET state = 'retired', retired_at = \(now), remove_after = \(retiredRemoveAfter)
                 WHERE state = 'current'
-                """,
-                logger: logger
-            )
-            try await connection.query(
-                "UPDATE signing_keys SET state = 'current', activated_at = \(now) WHERE kid = \(kid) AND state = 'next'",
-                logger: logger
-            )
+                """)
+            try await tx.query("UPDATE signing_keys SET state = 'current', activated_at = \(now) WHERE kid = \(kid) AND state = 'next'")
         }
     }
 }

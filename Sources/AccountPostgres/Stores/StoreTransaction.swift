@@ -30,14 +30,14 @@ struct StoreTransaction {
 
     /// Announces `revoked` to every replica (`pg_notify`, delivered when the transaction commits)
     /// and to this one when the store call ends. Every revocation goes through here.
-    func announce(_ revoked: PostgresAccountStore.Revoked) async throws {
+    func announce(_ revoked: PostgresStore.Revoked) async throws {
         let invalidation: Invalidation
         switch revoked {
         case .user(let localID): invalidation = .user(localID)
         case .session(let sessionID): invalidation = .session(sessionID)
         }
         try await notify(invalidation)
-        PostgresAccountStore.announced?.revoked.withLock { $0.append(revoked) }
+        PostgresStore.announced?.revoked.withLock { $0.append(revoked) }
     }
 
     /// Tells every replica's caches what changed (`pg_notify` on the revocation channel, delivered
@@ -143,29 +143,6 @@ struct StoreTransaction {
         _ = try await execute(
             Prepared.SessionInsert(session, localID: user.localID, tenant: tenant, now: now, ticket: ticket, mintAt: mintAt))
         return ticket
-    }
-}
-
-extension PostgresAccountStore {
-    /// Runs `body` as one transaction: BEGIN, the body, COMMIT (ROLLBACK when it throws), run again
-    /// after a deadlock, database errors translated (``translating(_:)``).
-    func transaction<T>(_ body: (StoreTransaction) async throws -> T) async throws -> T {
-        try await translating { try await inTransaction(body) }
-    }
-
-    /// One transaction, inside a call that ``translating(_:)`` already wraps.
-    func inTransaction<T>(_ body: (StoreTransaction) async throws -> T) async throws -> T {
-        try await database.withTransaction(logger: logger) { connection in
-            try await body(StoreTransaction(connection: connection, logger: logger, tenant: tenant))
-        }
-    }
-
-    /// One connection outside a transaction (a read, or one optimistic statement), inside a call
-    /// that ``translating(_:)`` already wraps.
-    func onConnection<T>(_ body: (StoreTransaction) async throws -> T) async throws -> T {
-        try await database.withConnection { connection in
-            try await body(StoreTransaction(connection: connection, logger: logger, tenant: tenant))
-        }
     }
 }
 
