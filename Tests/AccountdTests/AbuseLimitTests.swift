@@ -21,8 +21,8 @@ struct AbuseLimitTests {
     static func configuration(_ change: (inout Configuration) -> Void = { _ in }) -> Configuration {
         var configuration = productionConfiguration()
         configuration.abuseLimits = AbuseLimitSettings(enabled: true)
-        configuration.trustedProxies = [IPNetwork("127.0.0.1")!]
-        configuration.allowAnonymous = true
+        configuration.listen.trustedProxies = [IPNetwork("127.0.0.1")!]
+        configuration.accounts.allowAnonymous = true
         change(&configuration)
         return configuration
     }
@@ -186,7 +186,7 @@ struct AbuseLimitTests {
     @Test("L8: a second reset mail to one address within 60 s is RESET_PASSWORD_EXCEED_LIMIT, the same for an unknown address")
     func mailSpacing() async throws {
         let database = try await TestDatabase.createMigrated()
-        let configuration = Self.configuration { $0.emailEnumerationProtection = true }
+        let configuration = Self.configuration { $0.accounts.emailEnumerationProtection = true }
         try await withServer(configuration, database: database, clock: ManualClock()) { http in
             _ = try await Self.call(http, "signUp", ["email": "u@example.com", "password": "right-pass"], from: Self.home)
             var answers: [String: [String]] = [:]
@@ -243,7 +243,7 @@ struct AbuseLimitTests {
         #expect(try limits(["ACCOUNTD_PROJECT_ID": "demo-x", "ACCOUNTD_ABUSE_LIMITS": "on"]))
         let database = try await TestDatabase.createMigrated()
         var configuration = testConfiguration()
-        configuration.trustedProxies = [IPNetwork("127.0.0.1")!]
+        configuration.listen.trustedProxies = [IPNetwork("127.0.0.1")!]
         try await withServer(configuration, database: database) { http in
             _ = try await Self.call(http, "signUp", ["email": "u@example.com", "password": "right-pass"], from: Self.home)
             for _ in 1...8 { _ = try await Self.signIn(http, "u@example.com", "wrong", from: Self.attacker) }
@@ -256,7 +256,7 @@ struct AbuseLimitTests {
     func untrustedForwardedFor() async throws {
         let database = try await TestDatabase.createMigrated()
         let configuration = Self.configuration {
-            $0.trustedProxies = []
+            $0.listen.trustedProxies = []
             $0.abuseLimits.buckets[.passwordFailuresPerIP] = RateBucket.parse("3/1h")
         }
         try await withServer(configuration, database: database, clock: ManualClock()) { http in
@@ -281,8 +281,8 @@ struct AbuseLimitTests {
     func hashingAdmission() async throws {
         let database = try await TestDatabase.createMigrated()
         var configuration = testConfiguration()
-        configuration.hashQueueLimit = 1
-        configuration.passwordHashParameters = .init(memoryKiB: 64 * 1024, iterations: 8)  // slow enough to overlap
+        configuration.accounts.hashQueueLimit = 1
+        configuration.accounts.passwordHashParameters = .init(memoryKiB: 64 * 1024, iterations: 8)  // slow enough to overlap
         try await withServer(configuration, database: database) { http in
             let api = API(http: http)
             let replies = try await withThrowingTaskGroup(of: TestHTTPClient.Reply.self) { group in

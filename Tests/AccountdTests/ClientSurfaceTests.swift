@@ -50,7 +50,7 @@ struct ClientSurfaceTests {
                 try await API(http: http).client("signUp", ["email": "w@example.com", "password": "12345"]).errorCode == "WEAK_PASSWORD")
         }
         var strict = testConfiguration()
-        strict.passwordMinimumLength = 8
+        strict.accounts.passwordMinimumLength = 8
         try await withServer(strict, database: database) { http in
             let policy = try await http.get("/v2/passwordPolicy?\(Self.key)")
             #expect(policy.string("enforcementState") == "ENFORCE")

@@ -13,13 +13,13 @@ struct ConfigurationTests {
     func demoDefaults() throws {
         let configuration = try Configuration(ConfigurationInput().merged(withEnvironment: [:]))
         #expect(configuration.projectID == "demo-project")
-        #expect(configuration.host == "127.0.0.1")
-        #expect(configuration.port == 9099)
-        #expect(configuration.apiKeys == nil)
-        #expect(configuration.adminTokens == ["owner": "owner"])
-        #expect(configuration.authorizedDomains == ["localhost"])
-        #expect(configuration.keyEncryptionKey.count == 32)
-        #expect(configuration.databaseURL == nil)
+        #expect(configuration.listen.host == "127.0.0.1")
+        #expect(configuration.listen.port == 9099)
+        #expect(configuration.access.apiKeys == nil)
+        #expect(configuration.access.adminTokens == ["owner": "owner"])
+        #expect(configuration.accounts.authorizedDomains == ["localhost"])
+        #expect(configuration.keys.keyEncryptionKey.count == 32)
+        #expect(configuration.database.url == nil)
         #expect(configuration.developmentDefaults.count == 3)
     }
 
@@ -51,14 +51,14 @@ struct ConfigurationTests {
         var input = ConfigurationInput()
         input.port = "9100"
         let configuration = try Configuration(input.merged(withEnvironment: environment))
-        #expect(configuration.port == 9100)
-        #expect(configuration.apiKeys == ["k1", "k2"])
-        #expect(configuration.adminTokens == ["s3cret-7Hq2vX9pL4mZ8wR0a": "ops", "t0ken-7Hq2vX9pL4mZ8wR0a": "backend"])
-        #expect(configuration.keyEncryptionKey == Array(repeating: 0xab, count: 32))
-        #expect(configuration.authorizedDomains == ["example.com", "app.example.com"])
-        #expect(configuration.databaseURL?.host == "db")
-        #expect(configuration.databaseURL?.database == "accountd")
-        #expect(configuration.databaseURL?.redacted.contains("pw") == false)
+        #expect(configuration.listen.port == 9100)
+        #expect(configuration.access.apiKeys == ["k1", "k2"])
+        #expect(configuration.access.adminTokens == ["s3cret-7Hq2vX9pL4mZ8wR0a": "ops", "t0ken-7Hq2vX9pL4mZ8wR0a": "backend"])
+        #expect(configuration.keys.keyEncryptionKey == Array(repeating: 0xab, count: 32))
+        #expect(configuration.accounts.authorizedDomains == ["example.com", "app.example.com"])
+        #expect(configuration.database.url?.host == "db")
+        #expect(configuration.database.url?.database == "accountd")
+        #expect(configuration.database.url?.redacted.contains("pw") == false)
         #expect(configuration.logLevel == .debug)
         #expect(configuration.developmentDefaults.isEmpty)
     }
@@ -94,9 +94,9 @@ struct ConfigurationTests {
 
     @Test("the verified-token cache holds 10,000 tokens by default; 0 turns it off; a negative size is refused")
     func verifiedTokenCache() throws {
-        #expect(try Configuration(ConfigurationInput().merged(withEnvironment: [:])).verifiedTokenCacheEntries == 10_000)
+        #expect(try Configuration(ConfigurationInput().merged(withEnvironment: [:])).keys.verifiedTokenCacheEntries == 10_000)
         let off = try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_ID_TOKEN_CACHE_ENTRIES": "0"]))
-        #expect(off.verifiedTokenCacheEntries == 0)
+        #expect(off.keys.verifiedTokenCacheEntries == 0)
         #expect(throws: ConfigurationError.self) {
             try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_ID_TOKEN_CACHE_ENTRIES": "-1"]))
         }
@@ -104,7 +104,7 @@ struct ConfigurationTests {
 
     @Test("the connection pool is warm by default; its size, minimum, keep-alive and time limits are configurable")
     func databasePool() throws {
-        let defaults = try Configuration(ConfigurationInput().merged(withEnvironment: [:])).databasePool
+        let defaults = try Configuration(ConfigurationInput().merged(withEnvironment: [:])).database.pool
         #expect(
             defaults
                 == DatabasePool(
@@ -116,9 +116,9 @@ struct ConfigurationTests {
             ConfigurationInput().merged(withEnvironment: [
                 "ACCOUNTD_DB_LOCK_TIMEOUT_SECONDS": "0", "ACCOUNTD_DB_STATEMENT_TIMEOUT_SECONDS": "0",
             ]))
-        #expect(unbounded.databasePool.lockTimeoutSeconds == nil && unbounded.databasePool.statementTimeoutSeconds == nil)
+        #expect(unbounded.database.pool.lockTimeoutSeconds == nil && unbounded.database.pool.statementTimeoutSeconds == nil)
         #expect(
-            try DatabaseURL("postgres://u@db/x").connectionConfiguration(pool: unbounded.databasePool).options.additionalStartupParameters
+            try DatabaseURL("postgres://u@db/x").connectionConfiguration(pool: unbounded.database.pool).options.additionalStartupParameters
                 .isEmpty)
 
         let tuned = try Configuration(
@@ -126,7 +126,7 @@ struct ConfigurationTests {
                 "ACCOUNTD_DB_MAX_CONNECTIONS": "8", "ACCOUNTD_DB_MIN_CONNECTIONS": "2", "ACCOUNTD_DB_KEEPALIVE_SECONDS": "45",
                 "ACCOUNTD_REQUEST_DEADLINE_SECONDS": "3",
             ])
-        ).databasePool
+        ).database.pool
         #expect(
             tuned
                 == DatabasePool(
@@ -134,7 +134,7 @@ struct ConfigurationTests {
                     statementTimeoutSeconds: 10))
         // Only a maximum: the minimum follows it.
         let small = try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_DB_MAX_CONNECTIONS": "5"]))
-        #expect(small.databasePool.minimumConnections == 5)
+        #expect(small.database.pool.minimumConnections == 5)
 
         #expect {
             try Configuration(
@@ -165,20 +165,20 @@ struct ConfigurationTests {
             #expect(error.problems.contains { $0.hasPrefix("ACCOUNTD_MAIL_TRANSPORT is not set") })
         }
         let smtp = try configuration(["ACCOUNTD_MAIL_TRANSPORT": "smtp", "ACCOUNTD_PUBLIC_URL": ""])
-        #expect(smtp.publicURL == nil, "compose passes an unset variable as an empty string")
-        #expect(smtp.emailEnumerationProtection && smtp.projectSettings.emailEnumerationProtection)
+        #expect(smtp.listen.publicURL == nil, "compose passes an unset variable as an empty string")
+        #expect(smtp.accounts.emailEnumerationProtection && smtp.projectSettings.emailEnumerationProtection)
         #expect(smtp.abuseLimits.enabled && smtp.warnings.isEmpty)
         let log = try configuration(["ACCOUNTD_MAIL_TRANSPORT": "log"])
         #expect(log.warnings.count == 1 && log.warnings[0].contains("live sign-in"))
         #expect(
             try !configuration(["ACCOUNTD_MAIL_TRANSPORT": "smtp", "ACCOUNTD_EMAIL_ENUMERATION_PROTECTION": "off"])
-                .emailEnumerationProtection)
+                .accounts.emailEnumerationProtection)
 
         let demo = try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_PROJECT_ID": "demo-x"]))
-        #expect(!demo.emailEnumerationProtection && !demo.abuseLimits.enabled && demo.warnings.isEmpty)
+        #expect(!demo.accounts.emailEnumerationProtection && !demo.abuseLimits.enabled && demo.warnings.isEmpty)
         let protectedDemo = try Configuration(
             ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_PROJECT_ID": "demo-x", "ACCOUNTD_EMAIL_ENUMERATION_PROTECTION": "on"]))
-        #expect(protectedDemo.emailEnumerationProtection)
+        #expect(protectedDemo.accounts.emailEnumerationProtection)
     }
 
     /// A real project's complete environment.
@@ -208,7 +208,7 @@ struct ConfigurationTests {
         }
         func problems(_ extra: [String: String]) -> [String] { Self.problems(Self.production.merging(extra) { $1 }) }
         let defaults = try configuration([:])
-        #expect(defaults.adminHost == "127.0.0.1" && defaults.adminPort == 9098 && defaults.publicListener == .publicOnly)
+        #expect(defaults.listen.adminHost == "127.0.0.1" && defaults.listen.adminPort == 9098 && defaults.publicListener == .publicOnly)
         #expect(try Configuration(ConfigurationInput().merged(withEnvironment: [:])).publicListener == .combined)
 
         // owner on loopback is the Admin SDK's emulator mode on one machine: allowed.
@@ -227,7 +227,7 @@ struct ConfigurationTests {
         // A secret token may listen anywhere; a demo project keeps its owner anywhere.
         #expect(try configuration(["ACCOUNTD_ADMIN_HOST": "0.0.0.0"]).warnings.isEmpty)
         #expect(
-            try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_ADMIN_HOST": "0.0.0.0"])).adminTokens["owner"]
+            try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_ADMIN_HOST": "0.0.0.0"])).access.adminTokens["owner"]
                 == "owner")
 
         #expect(
@@ -241,7 +241,7 @@ struct ConfigurationTests {
         input.adminHost = "10.1.2.3"
         input.adminPort = "7000"
         let options = try Configuration(input.merged(withEnvironment: Self.production.merging(["ACCOUNTD_ADMIN_PORT": "7001"]) { $1 }))
-        #expect(options.adminHost == "10.1.2.3" && options.adminPort == 7000, "options win over the environment")
+        #expect(options.listen.adminHost == "10.1.2.3" && options.listen.adminPort == 7000, "options win over the environment")
     }
 
     @Test(
@@ -288,12 +288,12 @@ struct ConfigurationTests {
 
         // Anonymous sign-up: the emulator's default for demo- projects, explicit for real ones.
         let demo = try Configuration(ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_PROJECT_ID": "demo-x"]))
-        #expect(demo.allowAnonymous && demo.projectSettings.allowAnonymous)
+        #expect(demo.accounts.allowAnonymous && demo.projectSettings.allowAnonymous)
         #expect(
             try !Configuration(
                 ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_PROJECT_ID": "demo-x", "ACCOUNTD_ALLOW_ANONYMOUS": "off"])
-            ).allowAnonymous)
-        #expect(try !Configuration(ConfigurationInput().merged(withEnvironment: production)).allowAnonymous)
+            ).accounts.allowAnonymous)
+        #expect(try !Configuration(ConfigurationInput().merged(withEnvironment: production)).accounts.allowAnonymous)
         #expect(problems(["ACCOUNTD_ALLOW_ANONYMOUS": "maybe"]).contains { $0 == "ACCOUNTD_ALLOW_ANONYMOUS must be on or off" })
     }
 }

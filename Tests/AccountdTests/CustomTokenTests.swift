@@ -202,7 +202,7 @@ struct CustomTokenTests {
             #expect(refused.errorMessage == "INVALID_CUSTOM_TOKEN")
         }
         var demo = testConfiguration()
-        demo.acceptUnsignedCustomTokens = true
+        demo.federation.acceptUnsignedCustomTokens = true
         try await withServer(demo, database: database, clock: clock) { http in
             let api = API(http: http)
             let first = try await Self.exchange(api, token)

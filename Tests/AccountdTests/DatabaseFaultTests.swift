@@ -18,8 +18,8 @@ struct DatabaseFaultTests {
     /// no wait use the suite's usual configuration.
     static var configuration: Configuration {
         var configuration = testConfiguration()
-        configuration.databasePool.waitSeconds = 2
-        configuration.databasePool.minimumConnections = 4
+        configuration.database.pool.waitSeconds = 2
+        configuration.database.pool.minimumConnections = 4
         return configuration
     }
 
@@ -139,7 +139,7 @@ struct DatabaseFaultTests {
     @Test("a server whose start-up fails fails its test with the cause instead of hanging the suite")
     func startupFailureFailsTheTest() async throws {
         var configuration = testConfiguration()
-        configuration.migrateOnStart = false
+        configuration.database.migrateOnStart = false
         let empty = try await TestDatabase.createEmpty()
         do {
             _ = try await withServer(configuration, database: empty) { _ in "served" }
@@ -159,7 +159,7 @@ struct DatabaseFaultTests {
         // Only the locked request goes to the server with the short timeout; setting up and
         // checking go through one with the usual timeout, which a loaded machine cannot reach.
         var configuration = Self.configuration
-        configuration.httpRequestTimeoutSeconds = 3
+        configuration.listen.requestTimeoutSeconds = 3
         let short = configuration
         try await withServer(testConfiguration(), database: database) { http in
             let api = API(http: http)

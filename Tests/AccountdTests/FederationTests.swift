@@ -15,7 +15,7 @@ struct FederationTests {
     /// test can sign in a user it created by id.
     static func configuration() -> Configuration {
         var configuration = testConfiguration()
-        configuration.acceptUnsignedCustomTokens = true
+        configuration.federation.acceptUnsignedCustomTokens = true
         return configuration
     }
 
@@ -663,7 +663,7 @@ struct InsecureIdPModeTests {
     @Test("demo- only: bare JSON and unsigned tokens for any provider, the emulator's texts for sub; a real project refuses to start")
     func testMode() async throws {
         var configuration = FederationTests.configuration()
-        configuration.acceptUnverifiedIdPTokens = true
+        configuration.federation.acceptUnverifiedIdPTokens = true
         try await withServer(configuration, database: try await TestDatabase.createMigrated()) { http in
             let api = API(http: http)
             let bare = #"{"sub":"emu-1","email":"emu@example.com","email_verified":true}"#
@@ -709,8 +709,8 @@ struct ProductionFederationTests {
             try Data(issuer.certificatePEM!.utf8).write(to: caFile)
             defer { try? FileManager.default.removeItem(at: caFile) }
             var configuration = productionConfiguration()
-            configuration.idpCAFile = caFile.path
-            configuration.emailEnumerationProtection = true  // a real project's default
+            configuration.federation.caFile = caFile.path
+            configuration.accounts.emailEnumerationProtection = true  // a real project's default
             let token = try issuer.token(sub: "corp-1", email: "corp@corp.example", emailVerified: true, issuedAt: clock.now())
             let body: [String: any Sendable] = ["requestUri": "http://localhost", "postBody": "providerId=oidc.corp&id_token=\(token)"]
             try await withServer(configuration, database: database, clock: clock) { http in
@@ -737,7 +737,7 @@ struct ProductionFederationTests {
                 #expect(confirm.json["needConfirmation"] as? Bool == true && confirm.json["localId"] == nil)
             }
             var untrusting = productionConfiguration()
-            untrusting.idpCAFile = nil
+            untrusting.federation.caFile = nil
             try await withServer(untrusting, database: database, clock: clock) { http in
                 let refused = try await API(http: http, project: "acme-prod").client("signInWithIdp", body)
                 #expect(
@@ -806,7 +806,7 @@ extension FederationTests {
         let clock = ManualClock()
         let configuration = {
             var configuration = Self.configuration()
-            configuration.allowAnonymous = true
+            configuration.accounts.allowAnonymous = true
             return configuration
         }()
         try await TestIssuer.with { issuer in

@@ -160,7 +160,7 @@ struct PasswordAccountsTests {
     @Test("§5: with enumeration protection, unknown email and wrong password look the same; discovery says nothing")
     func enumerationProtection() async throws {
         var configuration = testConfiguration()
-        configuration.emailEnumerationProtection = true
+        configuration.accounts.emailEnumerationProtection = true
         try await withServer(configuration, database: try await TestDatabase.createMigrated()) { http in
             let api = API(http: http)
             let alice = try await api.signUp("alice@example.com")
@@ -210,7 +210,7 @@ struct PasswordAccountsTests {
         try await withServer(database: database) { http in _ = try await API(http: http).signUp("rehash@example.com") }
         #expect(try await storedHash().hasPrefix("$argon2id$v=19$m=1024,t=1,p=1$"))
         var stronger = testConfiguration()
-        stronger.passwordHashParameters = .init(memoryKiB: 2048, iterations: 2)
+        stronger.accounts.passwordHashParameters = .init(memoryKiB: 2048, iterations: 2)
         try await withServer(stronger, database: database) { http in
             let api = API(http: http)
             #expect(try await api.client("signInWithPassword", ["email": "rehash@example.com", "password": "wrong-pass"]).status == 400)

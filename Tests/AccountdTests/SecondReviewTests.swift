@@ -27,7 +27,7 @@ struct SecondReviewTests {
     /// enumeration protection on as a real project's default.
     static func configuration(_ change: (inout Configuration) -> Void = { _ in }) -> Configuration {
         AbuseLimitTests.configuration {
-            $0.emailEnumerationProtection = true
+            $0.accounts.emailEnumerationProtection = true
             change(&$0)
         }
     }
@@ -98,7 +98,7 @@ struct SecondReviewTests {
         let clock = ManualClock()
         let database = try await TestDatabase.createMigrated()
         try await Self.withIssuer { issuer, caFile in
-            let configuration = Self.configuration { $0.idpCAFile = caFile }
+            let configuration = Self.configuration { $0.federation.caFile = caFile }
             try await withServer(configuration, database: database, clock: clock) { http in
                 try await Self.configureOIDC(http, "corp", issuer: issuer.url)
                 // An issuer that cannot be reached: nothing is written for it.
@@ -176,7 +176,7 @@ struct SecondReviewTests {
         let database = try await TestDatabase.createMigrated()
         try await Self.withIssuer { issuer, caFile in
             let configuration = Self.configuration {
-                $0.idpCAFile = caFile
+                $0.federation.caFile = caFile
                 $0.abuseLimits.buckets[.authFlowsPerProject] = RateBucket(burst: 5, period: 3600)
             }
             try await withServer(configuration, database: database, clock: ManualClock()) { http in
@@ -204,7 +204,7 @@ struct SecondReviewTests {
         let clock = ManualClock()
         try await Self.withIssuer { issuer, caFile in
             let configuration = Self.configuration {
-                $0.idpCAFile = caFile
+                $0.federation.caFile = caFile
                 $0.abuseLimits.buckets[.authFlowsPerIP] = nil
             }
             try await withServer(configuration, database: try await TestDatabase.createMigrated(), clock: clock) { http in
@@ -411,7 +411,7 @@ struct SecondReviewTests {
         for host in ["::", "0.0.0.0"] {
             let database = try await TestDatabase.createMigrated()
             var configuration = testConfiguration()
-            configuration.host = host
+            configuration.listen.host = host
             try await withServer(configuration, database: database) { http in
                 let sent = try await API(http: http).client(
                     "sendOobCode",
@@ -488,7 +488,7 @@ struct SecondReviewTests {
         let clock = ManualClock()
         try await Self.withIssuer { issuer, caFile in
             try await withServer(
-                Self.configuration { $0.idpCAFile = caFile }, database: try await TestDatabase.createMigrated(), clock: clock
+                Self.configuration { $0.federation.caFile = caFile }, database: try await TestDatabase.createMigrated(), clock: clock
             ) {
                 http in
                 let api = API(http: http, project: Self.project)
@@ -528,7 +528,7 @@ struct SecondReviewTests {
         let clock = ManualClock()
         let database = try await TestDatabase.createMigrated()
         try await Self.withIssuer { issuer, caFile in
-            try await withServer(Self.configuration { $0.idpCAFile = caFile }, database: database, clock: clock) { http in
+            try await withServer(Self.configuration { $0.federation.caFile = caFile }, database: database, clock: clock) { http in
                 try await Self.configureOIDC(http, "workforce", issuer: issuer.url)
                 let config = try await http.admin.get("/v2/projects/\(Self.project)/oauthIdpConfigs/oidc.workforce", headers: [API.admin])
                 #expect((config.json["accountdOptions"] as? [String: Any])?["trustedEmailDomains"] == nil, "no choice made: the default")
@@ -547,7 +547,7 @@ struct SecondReviewTests {
             }
         }
         // At start, each provider an operator made trust every domain is named in a warning.
-        let sealer = KeySealer(keyEncryptionKey: productionConfiguration().keyEncryptionKey)
+        let sealer = KeySealer(keyEncryptionKey: productionConfiguration().keys.keyEncryptionKey)
         let warnings = try await TestDatabase.withClient(database) { client in
             let recorder = RecordingLogHandler()
             let store = PostgresIdPConfigStore(database: client, logger: TestDatabase.logger, sealer: sealer, project: Self.project)
@@ -562,7 +562,7 @@ struct SecondReviewTests {
         let clock = ManualClock()
         try await Self.withIssuer { issuer, caFile in
             let configuration = Self.configuration {
-                $0.idpCAFile = caFile
+                $0.federation.caFile = caFile
                 $0.abuseLimits.buckets[.accountCreationsPerIP] = RateBucket(burst: 2, period: 3600)
             }
             try await withServer(configuration, database: try await TestDatabase.createMigrated(), clock: clock) { http in
@@ -592,8 +592,8 @@ struct SecondReviewTests {
         let clock = ManualClock()
         try await Self.withIssuer { issuer, caFile in
             let configuration = Self.configuration {
-                $0.idpCAFile = caFile
-                $0.allowAnonymous = true
+                $0.federation.caFile = caFile
+                $0.accounts.allowAnonymous = true
             }
             try await withServer(configuration, database: try await TestDatabase.createMigrated(), clock: clock) { http in
                 let api = API(http: http, project: Self.project)
@@ -772,7 +772,7 @@ struct SecondReviewTests {
             let format = try await Self.number(database, "SELECT token_format::int FROM sessions WHERE session_id = '\(sessionID)'")
             #expect(format == 2, "the session now holds a version 2 token")
         }
-        let strict = Self.configuration { $0.acceptVersion1RefreshTokens = false }
+        let strict = Self.configuration { $0.keys.acceptVersion1RefreshTokens = false }
         try await withServer(strict, database: database, clock: ManualClock()) { http in
             let api = API(http: http, project: Self.project)
             let session = Session(try await api.client("signInWithPassword", ["email": "r@example.com", "password": "secret-pass"]))
@@ -783,7 +783,7 @@ struct SecondReviewTests {
 
     /// A first-format refresh token for `session`'s current generation, as it was issued before version 2.
     static func versionOneToken(_ session: Session, configuration: Configuration, database: DatabaseURL) async throws -> String {
-        let sealer = KeySealer(keyEncryptionKey: configuration.keyEncryptionKey)
+        let sealer = KeySealer(keyEncryptionKey: configuration.keys.keyEncryptionKey)
         let keyID = "k" + sealer.kekID.prefix(8)
         let codec = HMACRefreshTokenCodec(
             masterKeys: [keyID: sealer.derive(info: "accountd refresh-token master v1", count: 32)], currentKeyID: keyID)
@@ -821,7 +821,8 @@ struct SecondReviewTests {
             #expect(try await Self.call(http, "resetPassword", ["oobCode": "bogus-6"], from: Self.home).errorCode == "INVALID_OOB_CODE")
 
             let csrf = ActionPageCSRF(
-                key: KeySealer(keyEncryptionKey: configuration.keyEncryptionKey).derive(info: "accountd action-page csrf v1", count: 32))
+                key: KeySealer(keyEncryptionKey: configuration.keys.keyEncryptionKey).derive(
+                    info: "accountd action-page csrf v1", count: 32))
             func sendReset(_ email: String) async throws -> TestHTTPClient.Reply {
                 let form = "email=\(email)&csrf=\(csrf.token(purpose: "sendPasswordReset", value: email))&lang=en"
                 return try await http.send(

@@ -88,7 +88,7 @@ struct ServerTests {
                 && (error as? MigrationError)?.description.contains("accountd migrate") == true
         }
         // With --migrate it migrates and serves.
-        configuration.migrateOnStart = true
+        configuration.database.migrateOnStart = true
         try await withServer(configuration, database: database) { http in
             let ready = try await eventuallyReady(http)
             #expect(ready.status == 200)

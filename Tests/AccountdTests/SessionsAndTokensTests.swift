@@ -260,7 +260,7 @@ struct SessionsAndTokensTests {
     func refreshLockTimeout() async throws {
         let database = try await TestDatabase.createMigrated()
         var configuration = testConfiguration()
-        configuration.databasePool.lockTimeoutSeconds = 1
+        configuration.database.pool.lockTimeoutSeconds = 1
         try await withServer(configuration, database: database) { http in
             let api = API(http: http)
             let alice = try await api.signUp("alice@example.com")
@@ -386,7 +386,7 @@ struct SessionsAndTokensTests {
     @Test("checklist 58: a password change needs a recent sign-in")
     func recentLogin() async throws {
         var configuration = testConfiguration()
-        configuration.recentLoginSeconds = 1
+        configuration.accounts.recentLoginSeconds = 1
         try await withServer(configuration, database: try await TestDatabase.createMigrated()) { http in
             let api = API(http: http)
             let alice = try await api.signUp("alice@example.com")

@@ -186,7 +186,7 @@ struct TakeoverTests {
     func anonymousUpgradeNeedsNoRecentLogin() async throws {
         let clock = ShiftedClock()
         var configuration = testConfiguration()
-        configuration.allowAnonymous = true
+        configuration.accounts.allowAnonymous = true
         try await withServer(configuration, database: try await TestDatabase.createMigrated(), clock: clock) { http in
             let api = API(http: http)
             let first = Session(try await api.client("signUp", ["returnSecureToken": true]))

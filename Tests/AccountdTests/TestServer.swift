@@ -16,39 +16,33 @@ import Testing
 
 /// A configuration for tests: a demo project with explicit keys, tokens and key-encryption key.
 func testConfiguration(port: Int = 0) -> Configuration {
-    Configuration(
-        databaseURL: nil,
-        host: "127.0.0.1",
-        port: port,
-        adminPort: 0,
-        projectID: "demo-test",
-        apiKeys: ["test-api-key"],
-        adminTokens: ["test-admin-token-7Hq2vX9pL4mZ8wR": "ops"],
-        authorizedDomains: ["localhost", "example.com"],
-        keyEncryptionKey: Array(repeating: 7, count: 32),
-        logLevel: .warning,
-        migrationsDirectory: TestDatabase.migrationsDirectory.path,
-        dataDirectory: ".accountd-test",
-        migrateOnStart: false,
-        developmentDefaults: [],
-        // The suite runs dozens of servers against one cluster: open connections on demand. Tests
-        // that hold a user's row lock while a request waits on it (`whileUserLocked`) must not race
-        // the lock timeout on a loaded machine: the one test of the timeout sets its own. For the
-        // same reason requests wait for a connection up to 30 s; the fault tests set 2.
-        // Ten per server is plenty for a test's few concurrent requests and keeps the suite's
-        // dozens of servers within the cluster's max_connections.
-        databasePool: DatabasePool(
-            maximumConnections: 10, minimumConnections: 0, waitSeconds: 30, lockTimeoutSeconds: 60, statementTimeoutSeconds: 120),
-        // Cheap hashes keep the suite fast; the defaults are tested in AccountCryptoTests.
-        passwordHashParameters: .init(memoryKiB: 1024, iterations: 1),
-        deliversEmail: false,
-        // Long enough that no step of a test on a loaded machine falls outside it by accident;
-        // tests that need to be past it move a ShiftedClock.
-        refreshReuseGraceSeconds: 60,
-        // The in-process test issuers answer late when the machine is loaded: a fetch is refused
-        // by its failure (a refused connection, an untrusted certificate), never by a slow answer.
-        idpFetchTimeoutSeconds: 60
-    )
+    var configuration = Configuration(projectID: "demo-test", logLevel: .warning)
+    configuration.listen.port = port
+    configuration.listen.adminPort = 0
+    configuration.access.apiKeys = ["test-api-key"]
+    configuration.access.adminTokens = ["test-admin-token-7Hq2vX9pL4mZ8wR": "ops"]
+    configuration.accounts.authorizedDomains = ["localhost", "example.com"]
+    configuration.keys.keyEncryptionKey = Array(repeating: 7, count: 32)
+    configuration.database.migrationsDirectory = TestDatabase.migrationsDirectory.path
+    configuration.database.dataDirectory = ".accountd-test"
+    // The suite runs dozens of servers against one cluster: open connections on demand. Tests
+    // that hold a user's row lock while a request waits on it (`whileUserLocked`) must not race
+    // the lock timeout on a loaded machine: the one test of the timeout sets its own. For the
+    // same reason requests wait for a connection up to 30 s; the fault tests set 2.
+    // Ten per server is plenty for a test's few concurrent requests and keeps the suite's
+    // dozens of servers within the cluster's max_connections.
+    configuration.database.pool = DatabasePool(
+        maximumConnections: 10, minimumConnections: 0, waitSeconds: 30, lockTimeoutSeconds: 60, statementTimeoutSeconds: 120)
+    // Cheap hashes keep the suite fast; the defaults are tested in AccountCryptoTests.
+    configuration.accounts.passwordHashParameters = .init(memoryKiB: 1024, iterations: 1)
+    configuration.email.delivers = false
+    // Long enough that no step of a test on a loaded machine falls outside it by accident;
+    // tests that need to be past it move a ShiftedClock.
+    configuration.accounts.refreshReuseGraceSeconds = 60
+    // The in-process test issuers answer late when the machine is loaded: a fetch is refused
+    // by its failure (a refused connection, an untrusted certificate), never by a slow answer.
+    configuration.federation.fetchTimeoutSeconds = 60
+    return configuration
 }
 
 /// The suite's configuration as production runs it: a project id without `demo-`, so nothing is on
