@@ -94,12 +94,12 @@ func withDatabase<T>(
     logger: Logger,
     _ body: (DatabaseURL) async throws -> T
 ) async throws -> T {
-    if let url = configuration.databaseURL {
+    if let url = configuration.database.url {
         logger.info("using database", metadata: ["url": "\(url.redacted)"])
         return try await body(url)
     }
     try LocalPostgres.installIfMissing(logger: logger)
-    let local = LocalPostgres(dataDirectory: configuration.dataDirectory, port: 54329, logger: logger)
+    let local = LocalPostgres(dataDirectory: configuration.database.dataDirectory, port: 54329, logger: logger)
     try local.start()
     do {
         let result = try await body(local.databaseURL)
@@ -125,7 +125,7 @@ struct Serve: AsyncParsableCommand {
             try await withDatabase(configuration, logger: logger) { url in
                 // The local cluster is ours: migrate it without being asked.
                 var configuration = configuration
-                if configuration.databaseURL == nil { configuration.migrateOnStart = true }
+                if configuration.database.url == nil { configuration.database.migrateOnStart = true }
                 let app = try await buildApplication(configuration, databaseURL: url, logger: logger)
                 try await app.runService()
             }
@@ -147,7 +147,7 @@ struct Migrate: AsyncParsableCommand {
         do {
             try await withDatabase(configuration, logger: logger) { url in
                 let database = try Database(url: url, pool: .onDemand(2), logger: logger)
-                let migrations = try Migration.load(from: URL(fileURLWithPath: configuration.migrationsDirectory))
+                let migrations = try Migration.load(from: URL(fileURLWithPath: configuration.database.migrationsDirectory))
                 do {
                     let applied = try await Migrator(migrations: migrations, database: database, logger: logger).migrate()
                     print(applied.isEmpty ? "schema is current" : "applied: \(applied.joined(separator: ", "))")

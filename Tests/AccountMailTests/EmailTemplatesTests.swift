@@ -2,7 +2,8 @@ import AccountCore
 import AccountPostgres
 import Testing
 
-@Suite("Email templates", .timeLimit(.minutes(1)))
+// A guard against a hang, not a speed check: the whole suite on two cores can take minutes.
+@Suite("Email templates", .timeLimit(.minutes(5)))
 struct EmailTemplatesTests {
     let link = "https://auth.example.com/__/auth/action?mode=resetPassword&oobCode=Abc-123_x&apiKey=key&lang=fr"
 

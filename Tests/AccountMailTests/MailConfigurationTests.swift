@@ -4,7 +4,8 @@ import AccountTesting
 import Logging
 import Testing
 
-@Suite("Mail configuration and message encoding", .timeLimit(.minutes(1)))
+// A guard against a hang, not a speed check: the whole suite on two cores can take minutes.
+@Suite("Mail configuration and message encoding", .timeLimit(.minutes(5)))
 struct MailConfigurationTests {
     @Test("an SMTP URL with every parameter")
     func parsesSMTPURL() throws {

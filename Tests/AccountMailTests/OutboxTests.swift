@@ -7,7 +7,8 @@ import Logging
 import PostgresNIO
 import Testing
 
-@Suite("Email outbox and delivery worker against real PostgreSQL", .timeLimit(.minutes(1)))
+// A guard against a hang, not a speed check: the whole suite on two cores can take minutes.
+@Suite("Email outbox and delivery worker against real PostgreSQL", .timeLimit(.minutes(5)))
 struct OutboxTests {
     static let logger = TestDatabase.logger
 

@@ -11,7 +11,8 @@ import Testing
     import Darwin
 #endif
 
-@Suite("SMTP transport against a real aiosmtpd relay", .timeLimit(.minutes(1)))
+// A guard against a hang, not a speed check: the whole suite on two cores can take minutes.
+@Suite("SMTP transport against a real aiosmtpd relay", .timeLimit(.minutes(5)))
 struct SMTPTransportTests {
     static let link =
         "https://auth.example.com/__/auth/action?mode=verifyEmail&oobCode=" + String(repeating: "Zy9-", count: 40) + "&lang=fr"

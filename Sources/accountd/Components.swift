@@ -1,0 +1,161 @@
+import AccountAPI
+import AccountCore
+import AccountCrypto
+import AccountIdP
+import AccountMail
+import AccountPostgres
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// The server's parts, made once from the configuration: the PostgreSQL pool and the migration
+/// gate, the adapters behind the domain's ports, and the domain's services over them. The
+/// composition root (``buildApplication(_:databaseURL:logger:clock:onAdminListening:onStartupFailure:onRoutes:)``)
+/// wires them into routes, background services and listeners.
+struct Components: Sendable {
+    let logger: Logger
+    let postgres: Database
+    let migrator: Migrator
+    let sealer: KeySealer
+    let keyRing: RS256KeyRing
+    let refreshCodec: HMACRefreshTokenCodec
+    /// Suspended until the revocation listener hears the channel.
+    let revocations: RevocationCache
+    let store: PostgresAccountStore
+    let limiter: AbuseLimiter
+    let accounts: AccountService
+    let actionCodes: ActionCodeService
+    let idpConfigs: IdPConfigCache
+    let signers: CustomTokenSignerCache
+    let idpClient: HTTPClient
+    let issuers: IssuerDirectory
+    let customTokens: CustomTokenService
+    let federation: FederatedSignInService
+    let admin: AdminService
+
+    init(_ configuration: Configuration, databaseURL: DatabaseURL, logger: Logger, clock: any WallClock) throws {
+        self.logger = logger
+        postgres = try Database(url: databaseURL, pool: configuration.database.pool, logger: logger)
+        migrator = Migrator(
+            migrations: try Migration.load(from: URL(fileURLWithPath: configuration.database.migrationsDirectory)), database: postgres,
+            logger: logger)
+        sealer = KeySealer(keyEncryptionKey: configuration.keys.keyEncryptionKey)
+        keyRing = RS256KeyRing(
+            store: PostgresSigningKeyStore(database: postgres, logger: logger), sealer: sealer, now: { clock.now() },
+            verifiedTokenCapacity: configuration.keys.verifiedTokenCacheEntries)
+        let refreshKeyID = "k" + sealer.kekID.prefix(8)
+        refreshCodec = HMACRefreshTokenCodec(
+            masterKeys: [refreshKeyID: sealer.derive(info: "accountd refresh-token master v1", count: 32)],
+            currentKeyID: refreshKeyID, acceptsVersion1: configuration.keys.acceptVersion1RefreshTokens ?? true)
+        revocations = RevocationCache(suspended: true)
+        store = PostgresAccountStore(database: postgres, logger: logger, revocations: revocations)
+        limiter = AbuseLimiter(
+            settings: configuration.abuseLimits, store: PostgresAbuseLimitStore(database: postgres, logger: logger),
+            keyer: HMACLimitKeyer(key: sealer.derive(info: "accountd limits v1", count: 32)), clock: clock)
+        accounts = AccountService(
+            settings: configuration.projectSettings,
+            store: store,
+            hasher: Argon2idHasher(
+                parameters: configuration.accounts.passwordHashParameters, queueLimit: configuration.accounts.hashQueueLimit),
+            signer: keyRing,
+            refreshCodec: refreshCodec,
+            cache: revocations,
+            clock: clock,
+            limiter: limiter
+        )
+        actionCodes = ActionCodeService(accounts: accounts, store: store)
+        idpConfigs = IdPConfigCache(
+            base: PostgresIdPConfigStore(database: postgres, logger: logger, sealer: sealer, project: configuration.projectID),
+            suspended: true)
+        idpClient = IssuerDirectory.makeClient(trustedCAFile: configuration.federation.caFile)
+        signers = CustomTokenSignerCache(base: store, suspended: true)
+        issuers = IssuerDirectory(
+            client: idpClient, clock: clock, allowLoopbackHTTP: configuration.isDemoProject,
+            fetchTimeout: .seconds(configuration.federation.fetchTimeoutSeconds), logger: logger)
+        customTokens = CustomTokenService(
+            accounts: accounts, signers: signers, crypto: RSACustomTokenCrypto(), documents: issuers,
+            acceptUnsigned: configuration.federation.acceptUnsignedCustomTokens)
+        let federationCrypto = RSACustomTokenCrypto()
+        federation = FederatedSignInService(
+            accounts: accounts, configs: idpConfigs, store: store, verifier: issuers, endpoints: issuers,
+            sha256: { federationCrypto.sha256($0) },
+            flowKey: { [flowKey = SymmetricKey(data: sealer.derive(info: "accountd idp flow v1", count: 32))] message in
+                Array(HMAC<SHA256>.authenticationCode(for: Array(message.utf8), using: flowKey))
+            },
+            insecureTestMode: configuration.federation.acceptUnverifiedIdPTokens)
+        admin = AdminService(accounts: accounts, store: store, keys: keyRing)
+    }
+
+    /// The routes of both listeners: the admin one serves every RPC (and refuses the token
+    /// route); the public one adds the email action page.
+    func routes(_ configuration: Configuration) throws -> (public: APIRoutes, admin: APIRoutes) {
+        var routes = APIRoutes()
+        routes.addHealth(readiness: PostgresReadinessProbe(migrator: migrator, database: postgres))
+        routes.addKeys(signer: keyRing)
+        routes.addClientSurface(settings: configuration.projectSettings, signer: keyRing)
+        routes.addAccounts(service: accounts)
+        routes.addActionCodes(service: actionCodes, access: configuration.accessPolicy)
+        routes.addIdPConfigs(service: IdPConfigService(store: idpConfigs, settings: configuration.projectSettings, clock: accounts.clock))
+        routes.addCustomTokens(service: customTokens)
+        routes.addFederation(service: federation)
+        routes.addAdmin(service: admin)
+        routes.addImport(service: admin, store: store)
+        let admin = routes
+        try routes.addActionHandler(
+            service: actionCodes, access: configuration.accessPolicy,
+            csrfKey: sealer.derive(info: "accountd action-page csrf v1", count: 32), logoURL: configuration.email.productLogoURL,
+            templatesDirectory: configuration.email.actionTemplatesDirectory)
+        return (routes, admin)
+    }
+
+    /// What runs beside the listeners: the HTTP client's and the pool's lifetimes, the revocation
+    /// listener, and, once the start-up gate opens, key promotion, the sweeper and the mail outbox.
+    func backgroundServices(_ configuration: Configuration, gate: StartupGate) throws -> [any Service] {
+        var services: [any Service] = [
+            HTTPClientService(client: idpClient),
+            postgres,
+            RevocationListener(
+                database: postgres, cache: revocations, targets: [.providerConfigs: idpConfigs.cache, .signers: signers.cache],
+                logger: logger),
+            GatedService(gate: gate, inner: KeyPromotionService(keyRing: keyRing, logger: logger)),
+            GatedService(
+                gate: gate,
+                inner: ExpiredRowSweeper(
+                    database: postgres, logger: logger, failureReset: configuration.abuseLimits.lockout.resetSeconds)),
+        ]
+        if configuration.email.delivers {
+            // After the client, so it stops first on shutdown; after the migration, so its table exists.
+            let transport = try MailConfiguration.makeTransport(from: configuration.email.transportEnvironment, logger: logger)
+            services.append(GatedService(gate: gate, inner: OutboxWorker(database: postgres, transport: transport, logger: logger)))
+        }
+        return services
+    }
+
+    /// What start-up does before the gate opens: the schema migrated or current, a signing key in
+    /// place, warnings about providers that trust every domain, the first-format refresh tokens'
+    /// fate decided. It waits for the database on its own budget, not a request's deadline: under
+    /// load, or while PostgreSQL restarts, a connection can take longer than a request may wait.
+    func start(_ configuration: Configuration) async throws {
+        try await RequestScope.$current.withValue(RequestScope(budget: .seconds(configuration.database.startupWaitSeconds))) {
+            if configuration.database.migrateOnStart {
+                let applied = try await migrator.migrate()
+                if !applied.isEmpty { logger.notice("migrated", metadata: ["applied": "\(applied.joined(separator: ", "))"]) }
+            } else {
+                try await migrator.requireCurrent()
+            }
+            try await keyRing.ensureCurrentKey()
+            try await warnOfProvidersTrustingAnyDomain(idpConfigs, logger: logger)
+            if configuration.keys.acceptVersion1RefreshTokens == nil {
+                refreshCodec.versionOne.set(try await store.hasVersionOneRefreshTokens())
+                if refreshCodec.acceptsVersion1 {
+                    logger.notice(
+                        "live sessions still hold first-format refresh tokens: accepted until they refresh (ACCOUNTD_REFRESH_ACCEPT_V1=auto re-checks at every start; off refuses them)"
+                    )
+                }
+            }
+        }
+    }
+}
