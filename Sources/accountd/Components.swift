@@ -26,6 +26,7 @@ struct Components: Sendable {
     let revocations: RevocationCache
     let store: PostgresAccountStore
     let limiter: AbuseLimiter
+    let environment: ServiceEnvironment
     let accounts: AccountService
     let actionCodes: ActionCodeService
     let idpConfigs: IdPConfigCache
@@ -55,18 +56,19 @@ struct Components: Sendable {
         limiter = AbuseLimiter(
             settings: configuration.abuseLimits, store: PostgresAbuseLimitStore(database: postgres, logger: logger),
             keyer: HMACLimitKeyer(key: sealer.derive(info: "accountd limits v1", count: 32)), clock: clock)
+        let environment = ServiceEnvironment(settings: configuration.projectSettings, clock: clock, limiter: limiter)
+        self.environment = environment
+        let hasher = Argon2idHasher(
+            parameters: configuration.accounts.passwordHashParameters, queueLimit: configuration.accounts.hashQueueLimit)
         accounts = AccountService(
-            settings: configuration.projectSettings,
+            environment: environment,
             store: store,
-            hasher: Argon2idHasher(
-                parameters: configuration.accounts.passwordHashParameters, queueLimit: configuration.accounts.hashQueueLimit),
+            hasher: hasher,
             signer: keyRing,
             refreshCodec: refreshCodec,
-            cache: revocations,
-            clock: clock,
-            limiter: limiter
+            cache: revocations
         )
-        actionCodes = ActionCodeService(accounts: accounts, store: store)
+        actionCodes = ActionCodeService(accounts: accounts, environment: environment, store: store, users: store, hasher: hasher)
         idpConfigs = IdPConfigCache(
             base: PostgresIdPConfigStore(database: postgres, logger: logger, sealer: sealer, project: configuration.projectID),
             suspended: true)
@@ -76,17 +78,20 @@ struct Components: Sendable {
             client: idpClient, clock: clock, allowLoopbackHTTP: configuration.isDemoProject,
             fetchTimeout: .seconds(configuration.federation.fetchTimeoutSeconds), logger: logger)
         customTokens = CustomTokenService(
-            accounts: accounts, signers: signers, crypto: RSACustomTokenCrypto(), documents: issuers,
+            accounts: accounts, environment: environment, users: store, signers: signers, crypto: RSACustomTokenCrypto(),
+            documents: issuers,
             acceptUnsigned: configuration.federation.acceptUnsignedCustomTokens)
         let federationCrypto = RSACustomTokenCrypto()
         federation = FederatedSignInService(
-            accounts: accounts, configs: idpConfigs, store: store, verifier: issuers, endpoints: issuers,
+            accounts: accounts, environment: environment, users: store, configs: idpConfigs, store: store, verifier: issuers,
+            endpoints: issuers,
             sha256: { federationCrypto.sha256($0) },
             flowKey: { [flowKey = SymmetricKey(data: sealer.derive(info: "accountd idp flow v1", count: 32))] message in
                 Array(HMAC<SHA256>.authenticationCode(for: Array(message.utf8), using: flowKey))
             },
             insecureTestMode: configuration.federation.acceptUnverifiedIdPTokens)
-        admin = AdminService(accounts: accounts, store: store, keys: keyRing)
+        admin = AdminService(
+            accounts: accounts, environment: environment, store: store, users: store, keys: keyRing, signer: keyRing, hasher: hasher)
     }
 
     /// The routes of both listeners: the admin one serves every RPC (and refuses the token
@@ -98,7 +103,8 @@ struct Components: Sendable {
         routes.addClientSurface(settings: configuration.projectSettings, signer: keyRing)
         routes.addAccounts(service: accounts)
         routes.addActionCodes(service: actionCodes, access: configuration.accessPolicy)
-        routes.addIdPConfigs(service: IdPConfigService(store: idpConfigs, settings: configuration.projectSettings, clock: accounts.clock))
+        routes.addIdPConfigs(
+            service: IdPConfigService(store: idpConfigs, settings: configuration.projectSettings, clock: environment.clock))
         routes.addCustomTokens(service: customTokens)
         routes.addFederation(service: federation)
         routes.addAdmin(service: admin)

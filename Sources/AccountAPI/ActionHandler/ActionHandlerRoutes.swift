@@ -76,7 +76,7 @@ struct ActionHandler: Sendable {
     /// Runs `body`, which judges a code, as the RPCs do: refused while `address` has no code
     /// failures left, a wrong or expired code counted against it.
     func countingCodeFailures<T>(_ address: String?, _ body: () async throws -> T) async throws -> T {
-        try await service.accounts.limiter.countingCodeFailures(address: address, body)
+        try await service.environment.limiter.countingCodeFailures(address: address, body)
     }
 
     // MARK: GET

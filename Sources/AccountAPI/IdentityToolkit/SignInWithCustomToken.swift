@@ -14,7 +14,7 @@ enum SignInWithCustomTokenRPC {
             return try WireEncoding.response(
                 WithTokens(
                     base: Response(isNewUser: signedIn.isNewUser),
-                    tokens: TokenBundleWire(signedIn.tokens, lifetime: service.accounts.settings.idTokenLifetimeSeconds)))
+                    tokens: TokenBundleWire(signedIn.tokens, lifetime: service.environment.settings.idTokenLifetimeSeconds)))
         }
     }
 }

@@ -18,7 +18,7 @@ enum SignInWithIdpRPC {
             let result = try await service.signIn(request)
             return WireEncoding.response(
                 json: .object(
-                    body(result, lifetime: service.accounts.settings.idTokenLifetimeSeconds)))
+                    body(result, lifetime: service.environment.settings.idTokenLifetimeSeconds)))
         }
     }
 

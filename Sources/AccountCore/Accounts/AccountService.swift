@@ -16,19 +16,34 @@ package struct AccountService: Sendable {
 
     /// Wires the service.
     package init(
-        settings: ProjectSettings, store: any AccountStore, hasher: any PasswordHasher, signer: any TokenSigner,
-        refreshCodec: any RefreshTokenCodec, cache: RevocationCache, clock: any WallClock = SystemClock(),
-        random: any RandomSource = SystemRandom(), limiter: AbuseLimiter? = nil
+        environment: ServiceEnvironment, store: any AccountStore, hasher: any PasswordHasher, signer: any TokenSigner,
+        refreshCodec: any RefreshTokenCodec, cache: RevocationCache
     ) {
-        self.limiter = limiter ?? .off(clock: clock)
-        self.settings = settings
+        self.limiter = environment.limiter
+        self.settings = environment.settings
+        self.clock = environment.clock
+        self.random = environment.random
         self.store = store
         self.hasher = hasher
         self.signer = signer
         self.refreshCodec = refreshCodec
         self.cache = cache
-        self.clock = clock
-        self.random = random
+    }
+
+    /// Wires the service with an environment of these parts.
+    package init(
+        settings: ProjectSettings, store: any AccountStore, hasher: any PasswordHasher, signer: any TokenSigner,
+        refreshCodec: any RefreshTokenCodec, cache: RevocationCache, clock: any WallClock = SystemClock(),
+        random: any RandomSource = SystemRandom(), limiter: AbuseLimiter? = nil
+    ) {
+        self.init(
+            environment: ServiceEnvironment(settings: settings, clock: clock, random: random, limiter: limiter), store: store,
+            hasher: hasher, signer: signer, refreshCodec: refreshCodec, cache: cache)
+    }
+
+    /// The environment the service was wired with.
+    package var environment: ServiceEnvironment {
+        ServiceEnvironment(settings: settings, clock: clock, random: random, limiter: limiter)
     }
 
     /// The admin's lookup by identifiers (`accounts:lookup` with `localId`, `email`, `phoneNumber`):

@@ -3,6 +3,9 @@ import Foundation
 /// Custom-token sign-in (federation-and-limits.md §C) and the signers an operator registers for it.
 package struct CustomTokenService: Sendable {
     package let accounts: AccountService
+    package let environment: ServiceEnvironment
+    /// Where a custom-token sign-in creates or signs in its user.
+    package let users: any AccountStore
     package let signers: any CustomTokenSignerStore
     package let crypto: any CustomTokenCrypto
     /// Fetches the keys of `keysUrl` signers; without it such signers cannot be registered.
@@ -12,10 +15,13 @@ package struct CustomTokenService: Sendable {
 
     /// Wires the service.
     package init(
-        accounts: AccountService, signers: any CustomTokenSignerStore, crypto: any CustomTokenCrypto,
+        accounts: AccountService, environment: ServiceEnvironment, users: any AccountStore, signers: any CustomTokenSignerStore,
+        crypto: any CustomTokenCrypto,
         documents: (any SignerKeyDocuments)? = nil, acceptUnsigned: Bool
     ) {
         self.accounts = accounts
+        self.environment = environment
+        self.users = users
         self.signers = signers
         self.crypto = crypto
         self.documents = documents
@@ -34,10 +40,10 @@ package struct CustomTokenService: Sendable {
     /// the token as used, and starts a session whose ID tokens carry the token's claims (§C.4).
     package func signIn(token raw: String?, client: AccountService.Client) async throws -> SignedIn {
         guard let raw, !raw.isEmpty else { throw AccountError(.missingCustomToken) }
-        let (token, grant) = try await accounts.limiter.countingCredentialFailures(address: client.ipAddress) {
+        let (token, grant) = try await environment.limiter.countingCredentialFailures(address: client.ipAddress) {
             let token = try CustomTokenRules.parse(raw, acceptUnsigned: acceptUnsigned)
             if !token.isUnsigned { try await verifySignature(token) }
-            return (token, try CustomTokenRules.grant(token, now: accounts.clock.now()))
+            return (token, try CustomTokenRules.grant(token, now: environment.clock.now()))
         }
         var session = accounts.newSession(provider: "custom", method: "custom", client: client)
         session.claimsOverlay = grant.claimsOverlay
@@ -45,9 +51,9 @@ package struct CustomTokenService: Sendable {
         // The key is the signed part, not the text sent: another spelling of the same signature
         // (base64 padding, spare bits) is the same token.
         let replay = token.isUnsigned ? nil : (hash: crypto.sha256(token.signingInput), until: grant.replayUntil)
-        let started = try await accounts.limiter.countingCredentialFailures(address: client.ipAddress) {
-            try await accounts.store.signInWithCustomToken(
-                localID: grant.localID, replay: replay, session: session, now: accounts.clock.now())
+        let started = try await environment.limiter.countingCredentialFailures(address: client.ipAddress) {
+            try await users.signInWithCustomToken(
+                localID: grant.localID, replay: replay, session: session, now: environment.clock.now())
         }
         let tokens = try await accounts.mint(started.user, session, started.ticket)
         return SignedIn(user: started.user, tokens: tokens, isNewUser: started.isNewUser)
@@ -61,7 +67,7 @@ package struct CustomTokenService: Sendable {
         let candidates = try await signers.signers(email: issuer).filter { signer in
             token.keyID == nil || signer.keyID == nil || signer.keyID == token.keyID
         }
-        let project = accounts.settings.projectID
+        let project = environment.settings.projectID
         for ours in [true, false] {
             for signer in candidates where (signer.project == project) == ours {
                 guard await verifies(token, signer) else { continue }
@@ -151,7 +157,7 @@ package struct CustomTokenService: Sendable {
         if let keyID = registration.keyID, keyID.isEmpty || keyID.count > 256 {
             throw AccountError(.invalidConfig, "keyId must be 1-256 characters.")
         }
-        let now = accounts.clock.now()
+        let now = environment.clock.now()
         if let url = registration.keysURL {
             // Fetched now (or found fresh in the cache), so a typo or an unreachable host is refused
             // here, not at the first sign-in.
@@ -166,7 +172,7 @@ package struct CustomTokenService: Sendable {
                 throw AccountError(.invalidConfig, "keysUrl could not be fetched: \(String(describing: error).prefix(200))")
             }
             let signer = CustomTokenSigner(
-                signerID: "cts_" + accounts.randomIdentifier(count: 20, alphabet: Self.alphabet), project: accounts.settings.projectID,
+                signerID: "cts_" + accounts.randomIdentifier(count: 20, alphabet: Self.alphabet), project: environment.settings.projectID,
                 email: email, keyID: registration.keyID, spki: [], source: source, keysURL: url, createdAt: now)
             try await signers.addSigners([signer])
             return [signer]
@@ -175,7 +181,7 @@ package struct CustomTokenService: Sendable {
             publicKeyPEM: registration.publicKeyPEM, certificatePEM: registration.certificatePEM, jwks: registration.jwks)
         let created = keys.map { key in
             CustomTokenSigner(
-                signerID: "cts_" + accounts.randomIdentifier(count: 20, alphabet: Self.alphabet), project: accounts.settings.projectID,
+                signerID: "cts_" + accounts.randomIdentifier(count: 20, alphabet: Self.alphabet), project: environment.settings.projectID,
                 email: email, keyID: registration.keyID ?? key.keyID, spki: key.spki, source: source, createdAt: now)
         }
         try await signers.addSigners(created)
@@ -184,12 +190,12 @@ package struct CustomTokenService: Sendable {
 
     /// This project's signers.
     package func listSigners() async throws -> [CustomTokenSigner] {
-        try await signers.signers(project: accounts.settings.projectID)
+        try await signers.signers(project: environment.settings.projectID)
     }
 
     /// Removes one; `CONFIGURATION_NOT_FOUND` when it is not this project's.
     package func removeSigner(_ signerID: String) async throws {
-        guard try await signers.removeSigner(project: accounts.settings.projectID, signerID: signerID) else {
+        guard try await signers.removeSigner(project: environment.settings.projectID, signerID: signerID) else {
             throw AccountError(.configurationNotFound)
         }
     }

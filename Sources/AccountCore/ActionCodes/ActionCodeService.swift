@@ -4,15 +4,26 @@ import Foundation
 /// them, resetting passwords, and email-link sign-in with the unverified-account rule.
 package struct ActionCodeService: Sendable {
     package let accounts: AccountService
+    package let environment: ServiceEnvironment
     package let store: any ActionCodeStore
+    /// The accounts codes are sent for.
+    package let users: any AccountStore
+    /// Hashes the new password of a reset.
+    package let hasher: any PasswordHasher
 
     /// Wires the service.
-    package init(accounts: AccountService, store: any ActionCodeStore) {
+    package init(
+        accounts: AccountService, environment: ServiceEnvironment, store: any ActionCodeStore, users: any AccountStore,
+        hasher: any PasswordHasher
+    ) {
         self.accounts = accounts
+        self.environment = environment
         self.store = store
+        self.users = users
+        self.hasher = hasher
     }
 
-    package var settings: ProjectSettings { accounts.settings }
+    package var settings: ProjectSettings { environment.settings }
 
     /// A code as stored, without spending it (the action page shows its form from this); nil
     /// when unknown.
@@ -22,7 +33,7 @@ package struct ActionCodeService: Sendable {
 
     /// Whether `record` is a live, unspent code of one of `kinds` now.
     package func requireUsable(_ record: ActionCodeRecord, kinds: Set<ActionCodeKind>) throws(AccountError) {
-        try record.requireUsable(kinds: kinds, now: accounts.clock.now())
+        try record.requireUsable(kinds: kinds, now: environment.clock.now())
     }
 
     /// A `sendOobCode` request, parsed.
@@ -92,7 +103,7 @@ package struct ActionCodeService: Sendable {
         if let idToken = request.idToken, kind == .verifyEmail || kind == .verifyAndChangeEmail {
             let caller = try await accounts.authenticate(idToken)
             session = caller.sessionGuard
-            user = try await accounts.store.user(localID: caller.localID)
+            user = try await users.user(localID: caller.localID)
             if kind == .verifyAndChangeEmail && !request.isAdmin { try await accounts.requireRecentLogin(caller, of: user) }
             guard user != nil else { throw AccountError(.userNotFound) }
         }
@@ -101,7 +112,7 @@ package struct ActionCodeService: Sendable {
         // whether or not the account exists: the recipient's spacing and count and the address's
         // count for clients. The project's daily quota counts only mail that is queued (decision
         // 12): made-up addresses must not use up every user's resets.
-        let limiter = accounts.limiter
+        let limiter = environment.limiter
         if let recipient = newEmail ?? email ?? user?.email, !request.isAdmin {
             try await limiter.consumeClientMail(kind.emailKind, recipient: recipient, address: request.ipAddress)
         }
@@ -115,7 +126,7 @@ package struct ActionCodeService: Sendable {
         }
         switch kind {
         case .passwordReset:
-            let found = try await accounts.store.user(email: email!)
+            let found = try await users.user(email: email!)
             guard let found, !found.disabled else {
                 if hide { return try await hidden(email!) }
                 throw AccountError(found == nil ? .emailNotFound : .userDisabled)
@@ -123,18 +134,18 @@ package struct ActionCodeService: Sendable {
             user = found
         case .verifyEmail, .verifyAndChangeEmail:
             if user == nil {
-                user = try await accounts.store.user(email: email!)
+                user = try await users.user(email: email!)
                 guard user != nil else { throw AccountError(.userNotFound) }
             }
             guard let address = user!.email else { throw AccountError(.missingEmail) }
             email = address
             if kind == .verifyEmail, user!.disabled { throw AccountError(.userDisabled) }
-            if let newEmail, let owner = try await accounts.store.user(email: newEmail), owner.localID != user!.localID {
+            if let newEmail, let owner = try await users.user(email: newEmail), owner.localID != user!.localID {
                 if hide { return try await hidden(address) }
                 throw AccountError(.emailExists)
             }
         case .emailSignIn:
-            user = try await accounts.store.user(email: email!)
+            user = try await users.user(email: email!)
             // A disabled account's link could never complete; refuse it as a reset is refused.
             if let found = user, found.disabled {
                 if hide { return try await hidden(email!) }
@@ -148,8 +159,8 @@ package struct ActionCodeService: Sendable {
         // project's quota now that it will be queued.
         if !request.returnOobLink { try await limiter.consumeMailQuota(kind.emailKind, project: settings.projectID) }
         let code = NewActionCode(
-            random: accounts.random, kind: kind, localID: user?.localID, email: email!, newEmail: newEmail,
-            settingsJSON: request.settings.json, lang: request.lang, now: accounts.clock.now(), lifetimes: settings.codeLifetimes
+            random: environment.random, kind: kind, localID: user?.localID, email: email!, newEmail: newEmail,
+            settingsJSON: request.settings.json, lang: request.lang, now: environment.clock.now(), lifetimes: settings.codeLifetimes
         )
         let link = request.settings.link(kind: kind, code: code.code, apiKey: request.apiKey, lang: request.lang, project: settings)
         let message =
@@ -170,24 +181,24 @@ package struct ActionCodeService: Sendable {
     /// A recover code for a user whose email moved away from `oldEmail`, with its notice.
     func recoverNotice(localID: String, currentEmail: String, oldEmail: String, lang: String, apiKey: String) -> OutgoingCode {
         OutgoingCode.recoverNotice(
-            settings: settings, random: accounts.random, now: accounts.clock.now(), localID: localID, currentEmail: currentEmail,
+            settings: settings, random: environment.random, now: environment.clock.now(), localID: localID, currentEmail: currentEmail,
             oldEmail: oldEmail, lang: lang, apiKey: apiKey
         )
     }
 
     /// `accounts:update` with `oobCode` (identity-toolkit.md §4.7 A).
     package func apply(code: String, apiKey: String, address: String? = nil) async throws -> UserRecord {
-        try await accounts.limiter.countingCodeFailures(address: address) { try await applyCode(code, apiKey: apiKey) }
+        try await environment.limiter.countingCodeFailures(address: address) { try await applyCode(code, apiKey: apiKey) }
     }
 
     private func applyCode(_ code: String, apiKey: String) async throws -> UserRecord {
         guard let record = try await store.code(code) else { throw AccountError(.invalidOOBCode) }
-        try record.requireUsable(kinds: [.verifyEmail, .verifyAndChangeEmail, .recoverEmail], now: accounts.clock.now())
+        try record.requireUsable(kinds: [.verifyEmail, .verifyAndChangeEmail, .recoverEmail], now: environment.clock.now())
         var recover: OutgoingCode?
         if record.kind == .verifyAndChangeEmail, let localID = record.localID, let newEmail = record.newEmail {
             recover = recoverNotice(localID: localID, currentEmail: newEmail, oldEmail: record.email, lang: record.lang, apiKey: apiKey)
         }
-        let user = try await store.apply(code, recover: recover, now: accounts.clock.now())
+        let user = try await store.apply(code, recover: recover, now: environment.clock.now())
         return user
     }
 
@@ -195,10 +206,10 @@ package struct ActionCodeService: Sendable {
     /// reset clears the account's password lockout (federation-and-limits.md §E.4 step 6).
     package func resetPassword(code: String?, newPassword: String?, address: String? = nil) async throws -> (ActionCodeRecord, UserRecord?)
     {
-        let (record, user) = try await accounts.limiter.countingCodeFailures(address: address) {
+        let (record, user) = try await environment.limiter.countingCodeFailures(address: address) {
             try await checkOrReset(code: code, newPassword: newPassword)
         }
-        if let user { try await accounts.limiter.clearLockout(email: user.email) }
+        if let user { try await environment.limiter.clearLockout(email: user.email) }
         return (record, user)
     }
 
@@ -206,9 +217,9 @@ package struct ActionCodeService: Sendable {
         guard let code, !code.isEmpty else { throw AccountError(.missingOOBCode) }
         guard let record = try await store.code(code) else { throw AccountError(.invalidOOBCode) }
         guard record.usedAt == nil else { throw AccountError(.invalidOOBCode) }
-        guard record.expiresAt > accounts.clock.now() else { throw AccountError(.expiredOOBCode) }
+        guard record.expiresAt > environment.clock.now() else { throw AccountError(.expiredOOBCode) }
         guard let newPassword else {
-            if let localID = record.localID, let user = try await accounts.store.user(localID: localID), user.disabled {
+            if let localID = record.localID, let user = try await users.user(localID: localID), user.disabled {
                 throw AccountError(.userDisabled)
             }
             return (record, nil)
@@ -216,8 +227,8 @@ package struct ActionCodeService: Sendable {
         guard settings.allowPasswordSignup else { throw AccountError(.passwordLoginDisabled) }
         guard record.kind == .passwordReset else { throw AccountError(.invalidOOBCode) }
         try settings.passwordPolicy.check(newPassword)
-        let hashed = try await accounts.hasher.hash(newPassword)
-        let user = try await store.resetPassword(code, password: hashed, now: accounts.clock.now())
+        let hashed = try await hasher.hash(newPassword)
+        let user = try await store.resetPassword(code, password: hashed, now: environment.clock.now())
         return (record, user)
     }
 
@@ -227,11 +238,11 @@ package struct ActionCodeService: Sendable {
         email rawEmail: String?, code: String?, idToken: String?, client: AccountService.Client, apiKey: String
     ) async throws -> AccountService.SignedIn {
         let network = client.ipAddress.map(AbuseLimiter.networkKey)
-        try await accounts.limiter.peek(.accountCreationsPerIP, network)
-        let signedIn = try await accounts.limiter.countingCodeFailures(address: client.ipAddress) {
+        try await environment.limiter.peek(.accountCreationsPerIP, network)
+        let signedIn = try await environment.limiter.countingCodeFailures(address: client.ipAddress) {
             try await completeEmailLink(email: rawEmail, code: code, idToken: idToken, client: client, apiKey: apiKey)
         }
-        if signedIn.isNewUser { try await accounts.limiter.record(.accountCreationsPerIP, network) }
+        if signedIn.isNewUser { try await environment.limiter.record(.accountCreationsPerIP, network) }
         return signedIn
     }
 
@@ -249,12 +260,12 @@ package struct ActionCodeService: Sendable {
         // recovery notice's.
         if let idToken, !idToken.isEmpty {
             guard let record = try await store.code(code) else { throw AccountError(.invalidOOBCode) }
-            try record.requireUsable(kinds: [.emailSignIn], now: accounts.clock.now())
+            try record.requireUsable(kinds: [.emailSignIn], now: environment.clock.now())
             guard record.email == email else {
                 throw AccountError(.invalidEmail, "The email provided does not match the sign-in email address.")
             }
             let caller = try await accounts.authenticate(idToken)
-            let current = try await accounts.store.user(localID: caller.localID)
+            let current = try await users.user(localID: caller.localID)
             // Linking changes the account's identity: it needs a recent sign-in, as an email or
             // password change does; an old session or a stolen refresh token is not enough.
             try await accounts.requireRecentLogin(caller, of: current)
@@ -270,8 +281,8 @@ package struct ActionCodeService: Sendable {
             do {
                 let (user, ticket, isNewUser) = try await store.completeEmailLink(
                     EmailLinkCompletion(
-                        code: code, email: email, newLocalID: LocalID.generate(accounts.random), linkTo: linkTo, session: session,
-                        recover: recover, now: accounts.clock.now()
+                        code: code, email: email, newLocalID: LocalID.generate(environment.random), linkTo: linkTo, session: session,
+                        recover: recover, now: environment.clock.now()
                     )
                 )
                 return AccountService.SignedIn(user: user, tokens: try await accounts.mint(user, session, ticket), isNewUser: isNewUser)

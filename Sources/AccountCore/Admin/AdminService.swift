@@ -3,14 +3,28 @@ package import Foundation
 /// Admin-only use cases beyond single-account reads and writes (identity-toolkit.md §4.10–4.14).
 package struct AdminService: Sendable {
     package let accounts: AccountService
+    package let environment: ServiceEnvironment
     package let store: any AdminStore
+    /// The accounts an admin acts on by id or email.
+    package let users: any AccountStore
     package let keys: any KeyAdministration
+    /// Signs the ID tokens an admin mints for a user.
+    package let signer: any TokenSigner
+    /// Hashes imported plain passwords and checks imported hashes.
+    package let hasher: any PasswordHasher
 
     /// Wires the service.
-    package init(accounts: AccountService, store: any AdminStore, keys: any KeyAdministration) {
+    package init(
+        accounts: AccountService, environment: ServiceEnvironment, store: any AdminStore, users: any AccountStore,
+        keys: any KeyAdministration, signer: any TokenSigner, hasher: any PasswordHasher
+    ) {
         self.accounts = accounts
+        self.environment = environment
         self.store = store
+        self.users = users
         self.keys = keys
+        self.signer = signer
+        self.hasher = hasher
     }
 
     /// `accounts:query`: the users matching `query` and how many match in all.
@@ -30,11 +44,11 @@ package struct AdminService: Sendable {
 
     /// The owner of a session, whatever its state; nil when there is no such session.
     package func sessionOwner(sessionID: String) async throws -> String? {
-        try await accounts.store.sessionState(sessionID: sessionID)?.localID
+        try await users.sessionState(sessionID: sessionID)?.localID
     }
 
     /// The service's clock, for what an import stamps.
-    package func now() -> Date { accounts.clock.now() }
+    package func now() -> Date { environment.clock.now() }
 
     /// `accounts:unlock` (federation-and-limits.md §E.4): clears the password lockout of an address
     /// (or of a user's address), both networks, and records `ACCOUNT_UNLOCKED`. Returns the address
@@ -46,14 +60,14 @@ package struct AdminService: Sendable {
             guard let normalized = EmailAddress.normalize(rawEmail) else { throw AccountError(.invalidEmail) }
             email = normalized
         } else if let localID, !localID.isEmpty {
-            guard let user = try await accounts.store.user(localID: localID) else { throw AccountError(.userNotFound) }
+            guard let user = try await users.user(localID: localID) else { throw AccountError(.userNotFound) }
             guard let address = user.email else { throw AccountError(.missingEmail, "The user has no email address.") }
             email = address
             owner = localID
         }
         guard let email else { throw AccountError(.missingEmail) }
-        let cleared = try await accounts.limiter.clearLockout(email: email)
-        if owner == nil { owner = try await accounts.store.user(email: email)?.localID }
+        let cleared = try await environment.limiter.clearLockout(email: email)
+        if owner == nil { owner = try await users.user(email: email)?.localID }
         try await store.audit(.accountUnlocked, localID: owner, details: ["cleared": String(cleared)])
         return (email, cleared)
     }
@@ -63,7 +77,7 @@ package struct AdminService: Sendable {
         guard (1...1000).contains(localIDs.count) else { throw AccountError(.localIDListExceedsLimit) }
         var errors: [(Int, String, String)] = []
         for (index, localID) in localIDs.enumerated() {
-            guard let user = try await accounts.store.user(localID: localID) else { continue }
+            guard let user = try await users.user(localID: localID) else { continue }
             if !user.disabled && !force {
                 errors.append((index, localID, "NOT_DISABLED : Disable the account before batch deletion."))
                 continue
@@ -83,13 +97,13 @@ package struct AdminService: Sendable {
         let caller = try await accounts.authenticate(idToken)
         let duration = validDuration ?? 1_209_600
         guard (300...1_209_600).contains(duration) else { throw AccountError(.invalidDuration) }
-        let ticket = try await store.recordMint(sessionID: caller.sessionID, localID: caller.localID, now: accounts.clock.now())
-        let wait = Double(ticket.issuedAt) - accounts.clock.now().timeIntervalSince1970
+        let ticket = try await store.recordMint(sessionID: caller.sessionID, localID: caller.localID, now: environment.clock.now())
+        let wait = Double(ticket.issuedAt) - environment.clock.now().timeIntervalSince1970
         if wait > 0 { try await Task.sleep(for: .milliseconds(Int(wait * 1000) + 1)) }
         var claims = caller.claims
-        claims["iss"] = .string("https://session.firebase.google.com/\(accounts.settings.projectID)")
+        claims["iss"] = .string("https://session.firebase.google.com/\(environment.settings.projectID)")
         claims["iat"] = .int(ticket.issuedAt)
         claims["exp"] = .int(ticket.issuedAt + duration)
-        return try await accounts.signer.sign(claims: claims)
+        return try await signer.sign(claims: claims)
     }
 }

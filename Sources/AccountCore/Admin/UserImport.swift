@@ -49,7 +49,7 @@ extension AdminService {
             guard let algorithm = request.hashAlgorithm, !algorithm.isEmpty else {
                 throw AccountError(.importFault, "MISSING_HASH_ALGORITHM")
             }
-            try accounts.hasher.validateImport(algorithm: algorithm, parameters: request.hashParameters)
+            try hasher.validateImport(algorithm: algorithm, parameters: request.hashParameters)
         }
         if request.sanityCheck {
             var emails = Set<String>()
@@ -65,7 +65,7 @@ extension AdminService {
                 }
             }
         }
-        let now = accounts.clock.now()
+        let now = environment.clock.now()
         var errors: [(Int, String)] = []
         var records: [(index: Int, user: UserRecord)] = []
         for (index, imported) in request.users.enumerated() {
@@ -111,11 +111,11 @@ extension AdminService {
         if let lastLoginAt = imported.lastLoginAt { user.lastLoginAt = Date(timeIntervalSince1970: Double(lastLoginAt) / 1000) }
         if let hash = imported.passwordHash, let algorithm = request.hashAlgorithm {
             let stored = StoredPassword(algorithm: algorithm, hash: hash, salt: imported.salt, parameters: request.hashParameters)
-            if let fault = accounts.hasher.importFault(stored) { throw AccountError(.invalidArgument, fault) }
+            if let fault = hasher.importFault(stored) { throw AccountError(.invalidArgument, fault) }
             user.password = PasswordCredential(stored: stored, updatedAt: now)
         } else if let raw = imported.rawPassword {
-            try accounts.settings.passwordPolicy.check(raw)
-            user.password = PasswordCredential(stored: try await accounts.hasher.hash(raw), updatedAt: now)
+            try environment.settings.passwordPolicy.check(raw)
+            user.password = PasswordCredential(stored: try await hasher.hash(raw), updatedAt: now)
         }
         user.federated = imported.providers.filter { $0.providerID != "password" && $0.providerID != "phone" }
         return user

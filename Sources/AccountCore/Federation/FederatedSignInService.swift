@@ -6,6 +6,9 @@ import Foundation
 /// own path.
 package struct FederatedSignInService: Sendable {
     package let accounts: AccountService
+    package let environment: ServiceEnvironment
+    /// The signed-in user a link reads.
+    package let users: any AccountStore
     package let configs: any IdPConfigStore
     package let store: any FederationStore
     package let verifier: any IdPSignatureVerifier
@@ -18,13 +21,16 @@ package struct FederatedSignInService: Sendable {
 
     /// Wires the service.
     package init(
-        accounts: AccountService, configs: any IdPConfigStore, store: any FederationStore, verifier: any IdPSignatureVerifier,
+        accounts: AccountService, environment: ServiceEnvironment, users: any AccountStore, configs: any IdPConfigStore,
+        store: any FederationStore, verifier: any IdPSignatureVerifier,
         endpoints: any IdPFlowEndpoints, sha256: @escaping @Sendable ([UInt8]) -> [UInt8],
         flowKey: @escaping @Sendable (String) -> [UInt8], insecureTestMode: Bool = false
     ) {
         self.endpoints = endpoints
         self.flowKey = flowKey
         self.accounts = accounts
+        self.environment = environment
+        self.users = users
         self.configs = configs
         self.store = store
         self.verifier = verifier
@@ -86,12 +92,12 @@ package struct FederatedSignInService: Sendable {
             throw AccountError(.invalidRequestURI)
         }
         let (parameters, normalized) = Self.parameters(requestURI: components, postBody: request.postBody)
-        let limiter = accounts.limiter
+        let limiter = environment.limiter
         let address = request.client.ipAddress
         var flow: (stateHash: [UInt8], flow: IdPFlow, tokens: [String: JSONValue])?
         let (assertion, pendingToken, nonce, config) = try await limiter.countingCredentialFailures(address: address) {
             if let pending = request.pendingToken, !pending.isEmpty {
-                guard let assertion = try await store.pending(tokenHash: sha256(Array(pending.utf8)), now: accounts.clock.now()) else {
+                guard let assertion = try await store.pending(tokenHash: sha256(Array(pending.utf8)), now: environment.clock.now()) else {
                     throw AccountError(.invalidPendingToken)
                 }
                 let config = try await enabledConfig(assertion.providerID)
@@ -121,7 +127,7 @@ package struct FederatedSignInService: Sendable {
         let use = {
             FederatedUse(
                 assertion: assertion, trusted: trusted, session: session, usedNonce: nonce, usedFlow: flow?.stateHash, pending: pending,
-                now: accounts.clock.now())
+                now: environment.clock.now())
         }
         var result = Result(
             // The outcome is decided below; a refusal until then.
@@ -141,7 +147,7 @@ package struct FederatedSignInService: Sendable {
                 // Decision 2: attaching an identity needs a recent sign-in, so a stolen refresh token
                 // (whose ID tokens keep the session's old auth_time) cannot add one. An anonymous
                 // account is exempt: linking is how it is kept (the SDKs' upgrade), as for email.
-                try await accounts.requireRecentLogin(caller, of: try await accounts.store.user(localID: caller.localID))
+                try await accounts.requireRecentLogin(caller, of: try await users.user(localID: caller.localID))
                 let (user, ticket) = try await store.linkFederated(
                     FederatedLink(use: use(), localID: caller.localID, guardSession: caller.sessionGuard))
                 result.outcome = .signedIn(user, try await accounts.mint(user, session, ticket), isNewUser: false, emailRecycled: false)
@@ -149,7 +155,7 @@ package struct FederatedSignInService: Sendable {
             }
             // An account it creates counts against the client's address (§E.5), taken only when the
             // sign-in turns out to create one: a returning user's sign-in costs no extra statement.
-            let newLocalID = LocalID.generate(accounts.random)
+            let newLocalID = LocalID.generate(environment.random)
             var outcome = try await store.signInFederated(
                 FederatedSignIn(
                     use: use(), autoCreate: request.autoCreate, newLocalID: newLocalID, creationAdmitted: !limiter.settings.enabled))
@@ -166,7 +172,7 @@ package struct FederatedSignInService: Sendable {
                 // Rolled back with everything else: kept on its own, for the link that follows.
                 if isNewPending { try await savePending(pendingToken, assertion) }
                 result.outcome =
-                    accounts.settings.hidesAccounts(fromAdmin: request.isAdmin)
+                    environment.settings.hidesAccounts(fromAdmin: request.isAdmin)
                     ? .needConfirmation(localID: nil, verifiedProviders: [])
                     : .needConfirmation(localID: user.localID, verifiedProviders: user.federated.map(\.providerID))
             case .creationNeedsAdmission:
@@ -230,7 +236,7 @@ package struct FederatedSignInService: Sendable {
     func verify(_ raw: String, config: IdPConfig?, providerID: String, requestNonce: String?) async throws -> (
         IdPAssertion, (key: [UInt8], until: Date)?
     ) {
-        let now = accounts.clock.now()
+        let now = environment.clock.now()
         if insecureTestMode {
             // §A.13: unsigned JWT or bare JSON, only the parse and the subject checked.
             let token = try IdTokenRules.parse(raw, allowBareJSON: true)
@@ -270,11 +276,11 @@ package struct FederatedSignInService: Sendable {
 
     /// A new pending token (§A.6): 32 random bytes. It is kept, hashed, for an hour: written with
     /// a sign-in in its transaction, or alone for an answer without one (``savePending(_:_:)``).
-    func newPendingToken() -> String { Base64URL.encode(accounts.random.bytes(32)) }
+    func newPendingToken() -> String { Base64URL.encode(environment.random.bytes(32)) }
 
     /// Keeps `assertion` behind `token` for an hour (§A.6).
     func savePending(_ token: String, _ assertion: IdPAssertion) async throws {
-        let now = accounts.clock.now()
+        let now = environment.clock.now()
         try await store.savePending(tokenHash: sha256(Array(token.utf8)), assertion: assertion, now: now, expiresAt: now + 3600)
     }
 

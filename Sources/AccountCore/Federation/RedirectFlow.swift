@@ -57,7 +57,7 @@ extension FederatedSignInService {
             scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty, components.fragment == nil,
             !(components.queryItems ?? []).contains(where: { $0.name == "state" })
         else { throw AccountError(.invalidContinueURI) }
-        guard accounts.settings.isAuthorized(host: host) else {
+        guard environment.settings.isAuthorized(host: host) else {
             throw AccountError(.unauthorizedDomain, "Domain not allowlisted by project")
         }
         let apple = providerID == "apple.com"
@@ -68,9 +68,9 @@ extension FederatedSignInService {
                 && (request.authFlowType == "CODE_FLOW" || request.oauthScope != nil))
         // Every flow is a row for ten minutes: a client starts a bounded number (decision 17), and
         // the project a bounded total, however many addresses its clients hold.
-        try await accounts.limiter.consume(.authFlowsPerIP, request.address.map(AbuseLimiter.networkKey))
-        if request.address != nil { try await accounts.limiter.consume(.authFlowsPerProject, accounts.settings.projectID) }
-        let state = Base64URL.encode(accounts.random.bytes(32))
+        try await environment.limiter.consume(.authFlowsPerIP, request.address.map(AbuseLimiter.networkKey))
+        if request.address != nil { try await environment.limiter.consume(.authFlowsPerProject, environment.settings.projectID) }
+        let state = Base64URL.encode(environment.random.bytes(32))
         var items: [(String, String)] = [
             ("response_type", apple ? "code id_token" : codeFlow ? "code" : "id_token"), ("client_id", config.clientID),
             ("redirect_uri", continueURI), ("state", state),
@@ -101,7 +101,7 @@ extension FederatedSignInService {
         url.percentEncodedQuery = query
         guard let authURI = url.string else { throw IdTokenRules.unreachable }
         // Written only now that the IdP's URL is known: a provider that cannot be reached leaves no row.
-        let now = accounts.clock.now()
+        let now = environment.clock.now()
         try await store.createFlow(
             stateHash: sha256(Array(state.utf8)),
             flow: IdPFlow(
@@ -131,7 +131,7 @@ extension FederatedSignInService {
         let state = parameters["state"] ?? ""
         let stateHash = sha256(Array(state.utf8))
         let unknown = AccountError(.invalidIDPResponse, "The sign-in session is unknown or expired.")
-        guard let flow = try await store.flow(stateHash: stateHash), flow.usedAt == nil, flow.expiresAt > accounts.clock.now() else {
+        guard let flow = try await store.flow(stateHash: stateHash), flow.usedAt == nil, flow.expiresAt > environment.clock.now() else {
             throw unknown
         }
         guard ConstantTime.equal(sessionID ?? "", flow.sessionID) else {
@@ -158,7 +158,7 @@ extension FederatedSignInService {
         let token = try IdTokenRules.parse(raw)
         try IdTokenRules.checkHeader(token)
         try await verifier.verifySignature(token, config: config)
-        try IdTokenRules.checkClaims(token, config: config, now: accounts.clock.now())
+        try IdTokenRules.checkClaims(token, config: config, now: environment.clock.now())
         // The flow is single-use: its nonce is compared as sent, with no used-nonce row.
         guard token.payload["nonce"]?.stringValue == flowNonce(state) else {
             throw AccountError(.missingOrInvalidNonce, "Nonce does not match.")

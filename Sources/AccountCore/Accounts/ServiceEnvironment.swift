@@ -1,0 +1,21 @@
+/// What every domain service consults besides its own ports: the project's rules, the clock, the
+/// random source and the abuse limiter. Made once by the composition root and handed to each
+/// service, so no service reaches through another for them.
+package struct ServiceEnvironment: Sendable {
+    package let settings: ProjectSettings
+    package let clock: any WallClock
+    package let random: any RandomSource
+    /// The abuse limits (federation-and-limits.md §E); off unless the composition passes one.
+    package let limiter: AbuseLimiter
+
+    /// An environment; without a limiter, abuse limits are off.
+    package init(
+        settings: ProjectSettings, clock: any WallClock = SystemClock(), random: any RandomSource = SystemRandom(),
+        limiter: AbuseLimiter? = nil
+    ) {
+        self.settings = settings
+        self.clock = clock
+        self.random = random
+        self.limiter = limiter ?? .off(clock: clock)
+    }
+}
