@@ -70,7 +70,7 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
     }
 
     package func verifySignature(_ token: JWS, config: IdPConfig) async throws {
-        guard let algorithm = token.algorithm else { throw IdTokenRules.badSignature }
+        guard let algorithm = token.algorithm else { throw IdPTokenRules.badSignature }
         let source = Self.source(config)
         var entry = try await keys(source, force: false)
         var candidates = Self.candidates(entry, kid: token.keyID)
@@ -80,7 +80,7 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
             candidates = Self.candidates(entry, kid: token.keyID)
         }
         guard candidates.contains(where: { $0.verifies(token.signature, over: token.signingInput, algorithm: algorithm) }) else {
-            throw IdTokenRules.badSignature
+            throw IdPTokenRules.badSignature
         }
     }
 
@@ -109,13 +109,13 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
         do {
             return try await cached("document:" + Self.discoveryURL(config), force: false).document
         } catch {
-            throw IdTokenRules.unreachable
+            throw IdPTokenRules.unreachable
         }
     }
 
     package func authorizationEndpoint(_ config: IdPConfig) async throws -> String {
         if let endpoint = config.options.authorizationEndpoint { return endpoint }
-        guard let endpoint = try await discovery(config)["authorization_endpoint"]?.stringValue else { throw IdTokenRules.unreachable }
+        guard let endpoint = try await discovery(config)["authorization_endpoint"]?.stringValue else { throw IdPTokenRules.unreachable }
         return endpoint
     }
 
@@ -124,14 +124,14 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
         if let configured = config.options.tokenEndpoint {
             endpoint = configured
         } else {
-            guard let discovered = try await discovery(config)["token_endpoint"]?.stringValue else { throw IdTokenRules.unreachable }
+            guard let discovered = try await discovery(config)["token_endpoint"]?.stringValue else { throw IdPTokenRules.unreachable }
             endpoint = discovered
         }
         guard let components = URLComponents(string: endpoint), let host = components.host?.lowercased(),
             components.scheme?.lowercased() == "https"
                 || (components.scheme?.lowercased() == "http" && allowLoopbackHTTP
                     && ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host))
-        else { throw IdTokenRules.unreachable }
+        else { throw IdPTokenRules.unreachable }
         var request = HTTPClientRequest(url: endpoint)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
@@ -153,14 +153,14 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
             response = try await client.execute(request, timeout: Self.amount(fetchTimeout * 2))
             bytes = try await response.body.collect(upTo: Self.maximumBytes)
         } catch {
-            throw IdTokenRules.unreachable
+            throw IdPTokenRules.unreachable
         }
         switch response.status.code {
         case 200..<300: break
         case 400..<500: throw AccountError(.invalidIDPResponse, "The authorization code was rejected.")
-        default: throw IdTokenRules.unreachable
+        default: throw IdPTokenRules.unreachable
         }
-        guard let object = (try? JSONValue.parse(Array(bytes.readableBytesView)))?.objectValue else { throw IdTokenRules.unparsable }
+        guard let object = (try? JSONValue.parse(Array(bytes.readableBytesView)))?.objectValue else { throw IdPTokenRules.unparsable }
         return object
     }
 
@@ -208,7 +208,7 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
         do {
             return try await cached(source, force: force)
         } catch {
-            throw IdTokenRules.unreachable
+            throw IdPTokenRules.unreachable
         }
     }
 

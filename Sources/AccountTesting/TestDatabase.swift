@@ -66,11 +66,11 @@ package enum TestDatabase {
     @discardableResult
     package static func withClient<T: Sendable>(
         _ url: DatabaseURL,
-        _ body: @Sendable (Database) async throws -> T
+        _ body: @Sendable (ConnectionPool) async throws -> T
     ) async throws -> T {
-        let pool = DatabasePool(
+        let pool = PoolSettings(
             maximumConnections: 4, minimumConnections: 0, waitSeconds: 30, lockTimeoutSeconds: nil, statementTimeoutSeconds: nil)
-        let database = try Database(url: url, pool: pool, logger: logger)
+        let database = try ConnectionPool(url: url, pool: pool, logger: logger)
         do {
             let result = try await body(database)
             await database.shutdown()

@@ -27,8 +27,8 @@ struct BenchSQL: AsyncParsableCommand {
 
     func run() async throws {
         let logger = Logger(label: "accountd-bench.sql")
-        let pool = DatabasePool(minimumConnections: minimumConnections, keepAliveSeconds: keepAliveSeconds)
-        let database = try Database(url: try DatabaseURL(databaseURL), pool: pool, logger: logger)
+        let pool = PoolSettings(minimumConnections: minimumConnections, keepAliveSeconds: keepAliveSeconds)
+        let database = try ConnectionPool(url: try DatabaseURL(databaseURL), pool: pool, logger: logger)
         let store = PostgresAccountStore(database: database, logger: logger)
         let (users, prefix, domain) = (users, emailPrefix, emailDomain)
         let result = try await withThrowingTaskGroup(of: Void.self) { group in

@@ -146,7 +146,7 @@ struct Migrate: AsyncParsableCommand {
         let (configuration, logger) = try options.resolve(migrate: true)
         do {
             try await withDatabase(configuration, logger: logger) { url in
-                let database = try Database(url: url, pool: .onDemand(2), logger: logger)
+                let database = try ConnectionPool(url: url, pool: .onDemand(2), logger: logger)
                 let migrations = try Migration.load(from: URL(fileURLWithPath: configuration.database.migrationsDirectory))
                 do {
                     let applied = try await Migrator(migrations: migrations, database: database, logger: logger).migrate()

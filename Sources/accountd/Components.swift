@@ -17,7 +17,7 @@ import ServiceLifecycle
 /// wires them into routes, background services and listeners.
 struct Components: Sendable {
     let logger: Logger
-    let postgres: Database
+    let postgres: ConnectionPool
     let migrator: Migrator
     let sealer: KeySealer
     let keyRing: RS256KeyRing
@@ -39,7 +39,7 @@ struct Components: Sendable {
 
     init(_ configuration: Configuration, databaseURL: DatabaseURL, logger: Logger, clock: any WallClock) throws {
         self.logger = logger
-        postgres = try Database(url: databaseURL, pool: configuration.database.pool, logger: logger)
+        postgres = try ConnectionPool(url: databaseURL, pool: configuration.database.pool, logger: logger)
         migrator = Migrator(
             migrations: try Migration.load(from: URL(fileURLWithPath: configuration.database.migrationsDirectory)), database: postgres,
             logger: logger)

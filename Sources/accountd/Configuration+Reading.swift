@@ -230,7 +230,7 @@ extension Configuration.DatabaseSettings {
                 "ACCOUNTD_REQUEST_DEADLINE_SECONDS (\(deadline)) must be shorter than ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS (\(requestTimeoutSeconds))"
             )
         }
-        pool = DatabasePool(
+        pool = PoolSettings(
             maximumConnections: Int(maximumConnections), minimumConnections: Int(minimumConnections),
             keepAliveSeconds: keepAlive == 0 ? nil : keepAlive, waitSeconds: deadline,
             lockTimeoutSeconds: lockTimeout == 0 ? nil : lockTimeout,

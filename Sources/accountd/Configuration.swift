@@ -71,8 +71,8 @@ struct Configuration: Sendable {
         /// `ACCOUNTD_DB_KEEPALIVE_SECONDS`, `ACCOUNTD_DB_LOCK_TIMEOUT_SECONDS`,
         /// `ACCOUNTD_DB_STATEMENT_TIMEOUT_SECONDS`); its `waitSeconds` is the request deadline
         /// (`ACCOUNTD_REQUEST_DEADLINE_SECONDS`, default 5): how long a request may wait for a
-        /// database connection before it answers 503. See ``DatabasePool``.
-        var pool = DatabasePool()
+        /// database connection before it answers 503. See ``PoolSettings``.
+        var pool = PoolSettings()
         /// Where the numbered SQL files are (`ACCOUNTD_MIGRATIONS_DIR`).
         var migrationsDirectory = "migrations"
         /// Where the local cluster lives when there is no database URL (`ACCOUNTD_DATA_DIR`).

@@ -161,7 +161,7 @@ struct FederationRulesTests {
 
 /// The checks of an IdP's ID token that need no key (§A.4).
 @Suite("ID-token rules (pure)")
-struct IdTokenRulesTests {
+struct IdPTokenRulesTests {
     static let now = Date(timeIntervalSince1970: 1_700_000_000)
 
     static func segment(_ object: [String: JSONValue]) -> String {
@@ -183,30 +183,30 @@ struct IdTokenRulesTests {
 
     @Test("row 1: three base64url segments of JSON objects, at most 16 KiB; bare JSON only in the insecure test mode")
     func parse() throws {
-        let jws = try IdTokenRules.parse(Self.token(claims: Self.claims))
+        let jws = try IdPTokenRules.parse(Self.token(claims: Self.claims))
         #expect(jws.algorithm == "RS256" && jws.keyID == "k" && jws.signature == [1, 2, 3])
         #expect(jws.payload["sub"] == .string("sub-1"))
         for bad in ["", "a.b", "a.b.c.d", "!!.!!.!!", "\(Self.segment(["alg": .string("RS256")])).bm90IGpzb24.AQ"] {
-            #expect(throws: IdTokenRules.unparsable, "\(bad)") { try IdTokenRules.parse(bad) }
+            #expect(throws: IdPTokenRules.unparsable, "\(bad)") { try IdPTokenRules.parse(bad) }
         }
-        let huge = Self.token(claims: ["pad": .string(String(repeating: "x", count: IdTokenRules.maximumBytes))])
-        #expect(throws: IdTokenRules.unparsable) { try IdTokenRules.parse(huge) }
-        #expect(throws: IdTokenRules.unparsable) { try IdTokenRules.parse(#"{"sub":"x"}"#) }
-        #expect(try IdTokenRules.parse(#"{"sub":"x"}"#, allowBareJSON: true).payload["sub"] == .string("x"))
+        let huge = Self.token(claims: ["pad": .string(String(repeating: "x", count: IdPTokenRules.maximumBytes))])
+        #expect(throws: IdPTokenRules.unparsable) { try IdPTokenRules.parse(huge) }
+        #expect(throws: IdPTokenRules.unparsable) { try IdPTokenRules.parse(#"{"sub":"x"}"#) }
+        #expect(try IdPTokenRules.parse(#"{"sub":"x"}"#, allowBareJSON: true).payload["sub"] == .string("x"))
     }
 
     @Test("row 2: an allowed asymmetric algorithm, no crit, a signature")
     func header() throws {
-        try IdTokenRules.checkHeader(try IdTokenRules.parse(Self.token(claims: Self.claims)))
+        try IdPTokenRules.checkHeader(try IdPTokenRules.parse(Self.token(claims: Self.claims)))
         for header: [String: JSONValue] in [
             ["alg": .string("none")], ["alg": .string("HS256")], [:], ["alg": .string("RS256"), "crit": .array([.string("b64")])],
         ] {
-            #expect(throws: IdTokenRules.badSignature) {
-                try IdTokenRules.checkHeader(try IdTokenRules.parse(Self.token(header: header, claims: Self.claims)))
+            #expect(throws: IdPTokenRules.badSignature) {
+                try IdPTokenRules.checkHeader(try IdPTokenRules.parse(Self.token(header: header, claims: Self.claims)))
             }
         }
-        let unsigned = try IdTokenRules.parse(Self.token(claims: Self.claims).split(separator: ".").prefix(2).joined(separator: ".") + ".")
-        #expect(throws: IdTokenRules.badSignature) { try IdTokenRules.checkHeader(unsigned) }
+        let unsigned = try IdPTokenRules.parse(Self.token(claims: Self.claims).split(separator: ".").prefix(2).joined(separator: ".") + ".")
+        #expect(throws: IdPTokenRules.badSignature) { try IdPTokenRules.checkHeader(unsigned) }
     }
 
     @Test("rows 5–8: the configured issuer and audience (azp too), a live token not from the future, a subject")
@@ -214,7 +214,7 @@ struct IdTokenRulesTests {
         func check(_ change: (inout [String: JSONValue]) -> Void) throws {
             var claims = Self.claims
             change(&claims)
-            try IdTokenRules.checkClaims(try IdTokenRules.parse(Self.token(claims: claims)), config: Self.config, now: Self.now)
+            try IdPTokenRules.checkClaims(try IdPTokenRules.parse(Self.token(claims: claims)), config: Self.config, now: Self.now)
         }
         try check { _ in }
         try check { $0["aud"] = .array([.string("other"), .string("client")]) }
@@ -244,20 +244,20 @@ struct IdTokenRulesTests {
 
     @Test("row 9: a token's nonce needs the request's (but for google.com), and must be its SHA-256")
     func nonce() throws {
-        #expect(try IdTokenRules.nonce(of: Self.claims, requestNonce: nil, providerID: "oidc.corp") == nil)
+        #expect(try IdPTokenRules.nonce(of: Self.claims, requestNonce: nil, providerID: "oidc.corp") == nil)
         var claims = Self.claims
         claims["nonce"] = .string("hashed")
-        #expect(throws: AccountError.self) { try IdTokenRules.nonce(of: claims, requestNonce: nil, providerID: "oidc.corp") }
-        #expect(throws: AccountError.self) { try IdTokenRules.nonce(of: claims, requestNonce: "", providerID: "oidc.corp") }
-        #expect(try IdTokenRules.nonce(of: claims, requestNonce: nil, providerID: "google.com") == "hashed")
-        #expect(try IdTokenRules.nonce(of: claims, requestNonce: "raw", providerID: "oidc.corp") == "hashed")
-        try IdTokenRules.checkNonceHash("hashed", requestNonce: "raw", sha256Hex: { $0 == "raw" ? "hashed" : "" })
-        #expect(throws: AccountError.self) { try IdTokenRules.checkNonceHash("hashed", requestNonce: "other", sha256Hex: { _ in "x" }) }
+        #expect(throws: AccountError.self) { try IdPTokenRules.nonce(of: claims, requestNonce: nil, providerID: "oidc.corp") }
+        #expect(throws: AccountError.self) { try IdPTokenRules.nonce(of: claims, requestNonce: "", providerID: "oidc.corp") }
+        #expect(try IdPTokenRules.nonce(of: claims, requestNonce: nil, providerID: "google.com") == "hashed")
+        #expect(try IdPTokenRules.nonce(of: claims, requestNonce: "raw", providerID: "oidc.corp") == "hashed")
+        try IdPTokenRules.checkNonceHash("hashed", requestNonce: "raw", sha256Hex: { $0 == "raw" ? "hashed" : "" })
+        #expect(throws: AccountError.self) { try IdPTokenRules.checkNonceHash("hashed", requestNonce: "other", sha256Hex: { _ in "x" }) }
     }
 
     @Test("the assertion: normalised email, verified as bool or string, profile; non-standard claims are the sign-in attributes")
     func assertion() throws {
-        let assertion = IdTokenRules.assertion(Self.claims, providerID: "oidc.corp")
+        let assertion = IdPTokenRules.assertion(Self.claims, providerID: "oidc.corp")
         #expect(
             assertion.rawID == "sub-1" && assertion.email == "ann@corp.example" && assertion.emailVerified && assertion.displayName == "Ann"
         )
@@ -267,7 +267,7 @@ struct IdTokenRulesTests {
         claims["email_verified"] = .string("yes")
         claims["tenant_role"] = nil
         claims["email"] = .string("not an address")
-        let plain = IdTokenRules.assertion(claims, providerID: "google.com")
+        let plain = IdPTokenRules.assertion(claims, providerID: "google.com")
         #expect(!plain.emailVerified && plain.email == nil && plain.signInAttributes == nil)
         let info = try JSONValue.parse(plain.rawUserInfo).objectValue
         #expect(info?["id"] == .string("sub-1") && info?["verified_email"] == .bool(false) && info?["email"] == nil)

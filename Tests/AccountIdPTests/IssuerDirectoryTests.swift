@@ -58,7 +58,7 @@ struct IssuerDirectoryTests {
             let header = #"{"alg":"RS256","kid":"\#(kid)"}"#
             let input = TestBase64URL.encode(Array(header.utf8)) + "." + TestBase64URL.encode(Array(#"{"sub":"s"}"#.utf8))
             let signature = try key.signature(for: SHA256.hash(data: Array(input.utf8)), padding: .insecurePKCS1v1_5)
-            return try IdTokenRules.parse(input + "." + TestBase64URL.encode(Array(signature.rawRepresentation)))
+            return try IdPTokenRules.parse(input + "." + TestBase64URL.encode(Array(signature.rawRepresentation)))
         }
     }
 

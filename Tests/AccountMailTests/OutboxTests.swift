@@ -35,7 +35,7 @@ struct OutboxTests {
     /// PostgreSQL's `now()`) or made due is due at once, and moved only by the test.
     static func testClock() -> ManualClock { ManualClock(start: Date().addingTimeInterval(86_400)) }
 
-    static func rows(_ client: Database, clock: ManualClock = testClock()) async throws -> [Row] {
+    static func rows(_ client: ConnectionPool, clock: ManualClock = testClock()) async throws -> [Row] {
         let rows = try await client.query(
             """
             SELECT status, attempts, subject, body_text, body_html, last_error, sent_at IS NOT NULL,
@@ -54,14 +54,14 @@ struct OutboxTests {
         return result
     }
 
-    static func enqueue(_ message: EmailMessage, _ client: Database) async throws {
+    static func enqueue(_ message: EmailMessage, _ client: ConnectionPool) async throws {
         try await client.withTransaction(logger: logger) { connection in
             try await PostgresOutbox.enqueue(message, on: connection, logger: logger)
         }
     }
 
     /// Makes every pending row due now (instead of waiting out the backoff).
-    static func makeDue(_ client: Database) async throws {
+    static func makeDue(_ client: ConnectionPool) async throws {
         try await client.query("UPDATE email_outbox SET next_attempt_at = now() WHERE status = 'pending'")
     }
 
@@ -220,7 +220,7 @@ struct OutboxTests {
     @Test("the backoff doubles, is capped, and is jittered within [d/2, d]")
     func backoffSchedule() throws {
         let worker = OutboxWorker(
-            database: try Database(url: try DatabaseURL("postgres://nobody@localhost/none"), logger: Self.logger),
+            database: try ConnectionPool(url: try DatabaseURL("postgres://nobody@localhost/none"), logger: Self.logger),
             transport: TestTransport(), logger: Self.logger, baseBackoff: .seconds(1), maxBackoff: .seconds(300))
         for (failure, full) in [(1, 1), (2, 2), (3, 4), (9, 256), (10, 300), (64, 300), (10_000, 300)] {
             let delay = worker.backoff(afterFailure: failure)

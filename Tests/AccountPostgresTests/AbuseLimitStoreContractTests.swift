@@ -11,7 +11,7 @@ struct AbuseLimitStoreContractTests {
     let t0 = StoreContract.t0
 
     static func withStores(
-        _ body: @escaping @Sendable (any AbuseLimitStore, any AccountStore, Database) async throws -> Void
+        _ body: @escaping @Sendable (any AbuseLimitStore, any AccountStore, ConnectionPool) async throws -> Void
     ) async throws {
         let url = try await TestDatabase.createMigrated()
         try await TestDatabase.withClient(url) { client in

@@ -21,7 +21,7 @@ struct TestSealer: SecretSealing {
 struct IdPConfigStoreContractTests {
     let t0 = StoreContract.t0
 
-    static func withStore(_ body: @escaping @Sendable (any IdPConfigStore, Database) async throws -> Void) async throws {
+    static func withStore(_ body: @escaping @Sendable (any IdPConfigStore, ConnectionPool) async throws -> Void) async throws {
         let url = try await TestDatabase.createMigrated()
         try await TestDatabase.withClient(url) { client in
             try await body(

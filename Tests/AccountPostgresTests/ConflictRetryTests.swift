@@ -16,9 +16,9 @@ struct ConflictRetryTests {
         try await TestDatabase.execute("INSERT INTO deadlock_probe VALUES (1, 0), (2, 0)", on: url)
         // No lock timeout: PostgreSQL's deadlock detector must be what ends the wait. With the pool's
         // 5 s lock timeout, a loaded machine let the timeout fire first ("busy"), which this test is not about.
-        let client = try Database(
+        let client = try ConnectionPool(
             url: url,
-            pool: DatabasePool(
+            pool: PoolSettings(
                 maximumConnections: 4, minimumConnections: 0, waitSeconds: 60, lockTimeoutSeconds: nil, statementTimeoutSeconds: nil),
             logger: TestDatabase.logger)
         do {
@@ -60,7 +60,7 @@ struct ConflictRetryTests {
     /// Adds 1 to row `first`, waits until the other transaction holds its own first row, then adds
     /// 1 to row `second`: on the first attempt of two opposite calls, a deadlock by construction.
     static func bump(
-        _ first: Int, then second: Int, store: PostgresAccountStore, client: Database, holding: Counter, runs: Counter
+        _ first: Int, then second: Int, store: PostgresAccountStore, client: ConnectionPool, holding: Counter, runs: Counter
     ) async throws {
         let attempts = Counter()
         try await store.translating {

@@ -107,7 +107,7 @@ struct ConfigurationTests {
         let defaults = try Configuration(ConfigurationInput().merged(withEnvironment: [:])).database.pool
         #expect(
             defaults
-                == DatabasePool(
+                == PoolSettings(
                     maximumConnections: 20, minimumConnections: 20, keepAliveSeconds: nil, waitSeconds: 5, lockTimeoutSeconds: 5,
                     statementTimeoutSeconds: 10))
         let connection = try DatabaseURL("postgres://u@db/x").connectionConfiguration(pool: defaults)
@@ -129,7 +129,7 @@ struct ConfigurationTests {
         ).database.pool
         #expect(
             tuned
-                == DatabasePool(
+                == PoolSettings(
                     maximumConnections: 8, minimumConnections: 2, keepAliveSeconds: 45, waitSeconds: 3, lockTimeoutSeconds: 5,
                     statementTimeoutSeconds: 10))
         // Only a maximum: the minimum follows it.

@@ -31,7 +31,7 @@ func testConfiguration(port: Int = 0) -> Configuration {
     // same reason requests wait for a connection up to 30 s; the fault tests set 2.
     // Ten per server is plenty for a test's few concurrent requests and keeps the suite's
     // dozens of servers within the cluster's max_connections.
-    configuration.database.pool = DatabasePool(
+    configuration.database.pool = PoolSettings(
         maximumConnections: 10, minimumConnections: 0, waitSeconds: 30, lockTimeoutSeconds: 60, statementTimeoutSeconds: 120)
     // Cheap hashes keep the suite fast; the defaults are tested in AccountCryptoTests.
     configuration.accounts.passwordHashParameters = .init(memoryKiB: 1024, iterations: 1)

@@ -3,7 +3,7 @@
 -- Mirrors AccountService.signInWithPassword(email:password:client:)
 --   (Sources/AccountCore/Accounts/AccountService.swift): first PostgresAccountStore.user(email:)
 --   (autocommit), then PostgresAccountStore.startSession(for:...)'s optimistic write, the one
---   statement Prepared.SignInWrite (Sources/AccountPostgres/Database/PreparedStatements.swift),
+--   statement Prepared.SignInWrite (Sources/AccountPostgres/Pool/PreparedStatements.swift),
 --   which applies on the benchmark (nothing changes the users between read and write), so the
 --   locked transaction it falls back to never runs. Keep in step with those files.
 -- Differences, none of which changes the work the database does:

@@ -226,7 +226,7 @@ package struct FederatedSignInService: Sendable {
         guard let config = try await configs.idpConfig(providerID.lowercased()) else { throw AccountError(.configurationNotFound) }
         let (assertion, _) = try await verify(idToken, config: config, providerID: config.providerID, requestNonce: nonce)
         return CredentialTest(
-            claims: try IdTokenRules.parse(idToken, allowBareJSON: insecureTestMode).payload,
+            claims: try IdPTokenRules.parse(idToken, allowBareJSON: insecureTestMode).payload,
             trusted: FederationTrust.trusted(assertion, by: config, insecureTestMode: insecureTestMode), email: assertion.email,
             emailVerified: assertion.emailVerified)
     }
@@ -239,7 +239,7 @@ package struct FederatedSignInService: Sendable {
         let now = environment.clock.now()
         if insecureTestMode {
             // §A.13: unsigned JWT or bare JSON, only the parse and the subject checked.
-            let token = try IdTokenRules.parse(raw, allowBareJSON: true)
+            let token = try IdPTokenRules.parse(raw, allowBareJSON: true)
             // The emulator's texts, so its own IdP test cases read what they expect.
             switch token.payload["sub"] {
             case nil, .null?, .bool(false)?, .string("")?:
@@ -250,15 +250,15 @@ package struct FederatedSignInService: Sendable {
             case .string?: break
             default: throw AccountError(.invalidIDPResponse, #"((The "sub" field must be a string.))"#)
             }
-            return (IdTokenRules.assertion(token.payload, providerID: providerID), nil)
+            return (IdPTokenRules.assertion(token.payload, providerID: providerID), nil)
         }
         guard let config else { throw AccountError(.operationNotAllowed, "The identity provider configuration is not found.") }
-        let token = try IdTokenRules.parse(raw)
-        try IdTokenRules.checkHeader(token)
+        let token = try IdPTokenRules.parse(raw)
+        try IdPTokenRules.checkHeader(token)
         try await verifier.verifySignature(token, config: config)
-        try IdTokenRules.checkClaims(token, config: config, now: now)
+        try IdPTokenRules.checkClaims(token, config: config, now: now)
         var used: (key: [UInt8], until: Date)?
-        if let nonce = try IdTokenRules.nonce(of: token.payload, requestNonce: requestNonce, providerID: providerID) {
+        if let nonce = try IdPTokenRules.nonce(of: token.payload, requestNonce: requestNonce, providerID: providerID) {
             let issuer = token.payload["iss"]?.stringValue ?? ""
             let subject = token.payload["sub"]?.stringValue ?? ""
             let key = sha256(Array("\(issuer)\u{0}\(subject)\u{0}\(nonce)".utf8))
@@ -266,12 +266,12 @@ package struct FederatedSignInService: Sendable {
                 throw AccountError(.missingOrInvalidNonce, "Duplicate credential received. Please try again with a new credential.")
             }
             if let requestNonce, !requestNonce.isEmpty {
-                try IdTokenRules.checkNonceHash(nonce, requestNonce: requestNonce) { Hex.encode(sha256(Array($0.utf8))) }
+                try IdPTokenRules.checkNonceHash(nonce, requestNonce: requestNonce) { Hex.encode(sha256(Array($0.utf8))) }
             }
             let expires = token.payload["exp"]?.intValue ?? Int64(now.timeIntervalSince1970) + 3600
             used = (key, Date(timeIntervalSince1970: TimeInterval(expires)))
         }
-        return (IdTokenRules.assertion(token.payload, providerID: providerID), used)
+        return (IdPTokenRules.assertion(token.payload, providerID: providerID), used)
     }
 
     /// A new pending token (§A.6): 32 random bytes. It is kept, hashed, for an hour: written with

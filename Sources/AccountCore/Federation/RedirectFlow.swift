@@ -93,13 +93,13 @@ extension FederatedSignInService {
         for (name, value) in request.customParameters.sorted(by: { $0.key < $1.key }) where !Self.reservedParameters.contains(name) {
             items.append((name, value))
         }
-        guard var url = URLComponents(string: try await endpoints.authorizationEndpoint(config)) else { throw IdTokenRules.unreachable }
+        guard var url = URLComponents(string: try await endpoints.authorizationEndpoint(config)) else { throw IdPTokenRules.unreachable }
         let existing = url.queryItems ?? []
         url.queryItems = existing + items.map { URLQueryItem(name: $0.0, value: $0.1) }
         // `+` is a space to form decoders: encode it, as every other reserved character is.
         let query = url.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
         url.percentEncodedQuery = query
-        guard let authURI = url.string else { throw IdTokenRules.unreachable }
+        guard let authURI = url.string else { throw IdPTokenRules.unreachable }
         // Written only now that the IdP's URL is known: a provider that cannot be reached leaves no row.
         let now = environment.clock.now()
         try await store.createFlow(
@@ -145,7 +145,7 @@ extension FederatedSignInService {
         var tokens: [String: JSONValue] = [:]
         var idToken = parameters["id_token"]
         if flow.codeFlow {
-            guard let code = parameters["code"], !code.isEmpty else { throw IdTokenRules.unparsable }
+            guard let code = parameters["code"], !code.isEmpty else { throw IdPTokenRules.unparsable }
             var form: [(String, String)] = [
                 ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", flow.redirectURI), ("client_id", config.clientID),
             ]
@@ -154,15 +154,15 @@ extension FederatedSignInService {
             tokens = try await endpoints.exchangeCode(config, form: form)
             idToken = tokens["id_token"]?.stringValue
         }
-        guard let raw = idToken, !raw.isEmpty else { throw IdTokenRules.unparsable }
-        let token = try IdTokenRules.parse(raw)
-        try IdTokenRules.checkHeader(token)
+        guard let raw = idToken, !raw.isEmpty else { throw IdPTokenRules.unparsable }
+        let token = try IdPTokenRules.parse(raw)
+        try IdPTokenRules.checkHeader(token)
         try await verifier.verifySignature(token, config: config)
-        try IdTokenRules.checkClaims(token, config: config, now: environment.clock.now())
+        try IdPTokenRules.checkClaims(token, config: config, now: environment.clock.now())
         // The flow is single-use: its nonce is compared as sent, with no used-nonce row.
         guard token.payload["nonce"]?.stringValue == flowNonce(state) else {
             throw AccountError(.missingOrInvalidNonce, "Nonce does not match.")
         }
-        return (IdTokenRules.assertion(token.payload, providerID: flow.providerID), stateHash, flow, config, tokens)
+        return (IdPTokenRules.assertion(token.payload, providerID: flow.providerID), stateHash, flow, config, tokens)
     }
 }

@@ -20,7 +20,7 @@ import ServiceLifecycle
 /// polls every `pollInterval` and also wakes on `NOTIFY` of ``PostgresOutbox/channel``, which it
 /// listens to on one pooled connection held for its lifetime.
 package struct OutboxWorker: Service {
-    private let database: Database
+    private let database: ConnectionPool
     private let transport: any MailTransport
     private let logger: Logger
     private let pollInterval: Duration
@@ -39,7 +39,7 @@ package struct OutboxWorker: Service {
     /// n-th failure is `min(baseBackoff · 2^(n-1), maxBackoff)`, scaled by a random factor in [0.5, 1].
     /// `clock` decides which rows are due and when a failed one is due again.
     package init(
-        database: Database,
+        database: ConnectionPool,
         transport: any MailTransport,
         logger: Logger,
         pollInterval: Duration = .seconds(1),

@@ -7,14 +7,14 @@ import PostgresNIO
 package struct Migrator: Sendable {
     /// The files this build knows, in order.
     package let migrations: [Migration]
-    private let database: Database
+    private let database: ConnectionPool
     private let logger: Logger
 
     /// An arbitrary constant that names accountd's migration lock.
     private static let advisoryLockKey: Int64 = 0x6163_636f_756e_7464
 
     /// Creates a migrator over a running database.
-    package init(migrations: [Migration], database: Database, logger: Logger) {
+    package init(migrations: [Migration], database: ConnectionPool, logger: Logger) {
         self.migrations = migrations
         self.database = database
         self.logger = logger
@@ -88,7 +88,7 @@ package struct Migrator: Sendable {
                         logger: logger
                     )
                 }
-            } catch let error as Database.TransactionError {
+            } catch let error as ConnectionPool.TransactionError {
                 throw MigrationError.failed(migration.name, Self.describe(error.cause))
             }
             appliedNow.append(migration.name)

@@ -7,14 +7,14 @@ import PostgresNIO
 /// ``timeout`` for a connection and its answer.
 package struct PostgresReadinessProbe: ReadinessProbe {
     private let migrator: Migrator
-    private let database: Database
+    private let database: ConnectionPool
     /// The longest one check waits.
     private let timeout: Duration
     /// What `/readyz` allows a check by default: an orchestrator's probe must get its answer quickly.
     package static let defaultTimeout = Duration.seconds(1)
 
     /// Creates a probe over the migrator of the running pool.
-    package init(migrator: Migrator, database: Database, timeout: Duration = Self.defaultTimeout) {
+    package init(migrator: Migrator, database: ConnectionPool, timeout: Duration = Self.defaultTimeout) {
         self.migrator = migrator
         self.database = database
         self.timeout = timeout

@@ -13,13 +13,13 @@ import ServiceLifecycle
 /// every five minutes in small batches so it never holds long locks, and so a flow, which lives ten
 /// minutes, is gone within fifteen; every replica may run it.
 package struct ExpiredRowSweeper: Service {
-    private let database: Database
+    private let database: ConnectionPool
     private let logger: Logger
     private let interval: Duration
     private let failureReset: TimeInterval
 
     /// Creates the sweeper; `failureReset` is the lockout's reset period (`ACCOUNTD_LOCKOUT_RESET_HOURS`).
-    package init(database: Database, logger: Logger, interval: Duration = .seconds(300), failureReset: TimeInterval = 12 * 3600) {
+    package init(database: ConnectionPool, logger: Logger, interval: Duration = .seconds(300), failureReset: TimeInterval = 12 * 3600) {
         self.database = database
         self.logger = logger
         self.interval = interval

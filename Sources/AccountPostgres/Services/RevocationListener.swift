@@ -14,14 +14,16 @@ import ServiceLifecycle
 /// cache. The listener reconnects with back-off (100 ms doubling to 5 s) and logs one line when it
 /// loses the channel and one when it has it back.
 package struct RevocationListener: Service {
-    private let database: Database
+    private let database: ConnectionPool
     private let cache: RevocationCache
     private let targets: [Invalidation.Cache: any InvalidationTarget]
     private let logger: Logger
 
     /// Creates the listener; `targets` are the other caches by their payloads' prefix (`c` for
     /// provider configs, `k` for custom-token signers: `c:<key>`).
-    package init(database: Database, cache: RevocationCache, targets: [Invalidation.Cache: any InvalidationTarget] = [:], logger: Logger) {
+    package init(
+        database: ConnectionPool, cache: RevocationCache, targets: [Invalidation.Cache: any InvalidationTarget] = [:], logger: Logger
+    ) {
         self.database = database
         self.cache = cache
         self.targets = targets

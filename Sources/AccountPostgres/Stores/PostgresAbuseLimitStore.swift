@@ -10,7 +10,7 @@ package struct PostgresAbuseLimitStore: AbuseLimitStore, PostgresBacked {
     let base: PostgresStore
 
     /// Creates the store over a running database.
-    package init(database: Database, logger: Logger, tenant: String = "") {
+    package init(database: ConnectionPool, logger: Logger, tenant: String = "") {
         base = PostgresStore(database: database, logger: logger, tenant: tenant)
     }
 

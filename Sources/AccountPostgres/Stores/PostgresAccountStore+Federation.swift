@@ -119,7 +119,7 @@ extension PostgresAccountStore: FederationStore {
         let use = request.use
         let assertion = use.assertion
         let now = use.now
-        try await tx.begin(use)
+        try await tx.spendSingleUseParts(of: use)
         var linked: UserRecord?
         if let owner = try await tx.identityOwner(assertion) { linked = try await tx.user(localID: owner, lock: true) }
         var emailOwner: UserRecord?
@@ -170,7 +170,7 @@ extension PostgresAccountStore: FederationStore {
             let use = request.use
             let assertion = use.assertion
             let now = use.now
-            try await tx.begin(use)
+            try await tx.spendSingleUseParts(of: use)
             guard let user = try await tx.user(localID: request.localID, lock: true) else { throw AccountError(.userNotFound) }
             if user.disabled { throw AccountError(.userDisabled) }
             try await tx.check(request.guardSession, user: user)
@@ -188,7 +188,7 @@ extension PostgresAccountStore: FederationStore {
 
 extension StoreTransaction {
     /// What every use of a credential writes first: its nonce, its flow, its pending token.
-    func begin(_ use: FederatedUse) async throws {
+    func spendSingleUseParts(of use: FederatedUse) async throws {
         try await recordNonce(use.usedNonce)
         try await spendFlow(use.usedFlow, now: use.now)
         if let pending = use.pending { try await insertPending(pending.hash, pending.assertion, now: use.now, until: use.now + 3600) }

@@ -13,7 +13,7 @@ package struct PostgresIdPConfigStore: IdPConfigStore, PostgresBacked {
     let project: String
 
     /// Creates the store for `project`'s configs.
-    package init(database: Database, logger: Logger, sealer: any SecretSealing, project: String) {
+    package init(database: ConnectionPool, logger: Logger, sealer: any SecretSealing, project: String) {
         base = PostgresStore(database: database, logger: logger)
         self.sealer = sealer
         self.project = project

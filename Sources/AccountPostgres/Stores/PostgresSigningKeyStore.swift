@@ -8,7 +8,7 @@ package struct PostgresSigningKeyStore: SigningKeyStore, PostgresBacked {
     let base: PostgresStore
 
     /// Creates the store over a running database.
-    package init(database: Database, logger: Logger) {
+    package init(database: ConnectionPool, logger: Logger) {
         base = PostgresStore(database: database, logger: logger)
     }
 

@@ -9,7 +9,7 @@ import Synchronization
 /// (``translating(_:)``, ``transaction(_:)``, ``onConnection(_:)``): conflicts run again,
 /// database errors translated once into the domain's, revocations forgotten here when it ends.
 struct PostgresStore: Sendable {
-    let database: Database
+    let database: ConnectionPool
     let logger: Logger
     /// The tenant every statement is bound to: `''`, the project's default tenant (Identity
     /// Platform's tenants are not served yet; the schema and the statements are ready for them).
@@ -19,7 +19,7 @@ struct PostgresStore: Sendable {
     /// trip, so the replica that made a revocation never serves the old state.
     let revocations: RevocationCache?
 
-    init(database: Database, logger: Logger, tenant: String = "", revocations: RevocationCache? = nil) {
+    init(database: ConnectionPool, logger: Logger, tenant: String = "", revocations: RevocationCache? = nil) {
         self.database = database
         self.logger = logger
         self.tenant = tenant
@@ -88,7 +88,7 @@ struct PostgresStore: Sendable {
 
     /// The error a transaction's closure, COMMIT or BEGIN failed with.
     static func cause(of error: any Error) -> any Error {
-        (error as? Database.TransactionError)?.cause ?? error
+        (error as? ConnectionPool.TransactionError)?.cause ?? error
     }
 
     /// `40P01` (deadlock) or `40001` (serialization failure), the two states PostgreSQL's manual
@@ -100,13 +100,13 @@ struct PostgresStore: Sendable {
 
     static func translate(_ error: any Error) -> any Error {
         if error is AccountError { return error }
-        if error is Database.TransactionError {
+        if error is ConnectionPool.TransactionError {
             let inner = cause(of: error)
-            return inner is Database.TransactionError ? inner : translate(inner)
+            return inner is ConnectionPool.TransactionError ? inner : translate(inner)
         }
         // No connection within the request's deadline (the database unreachable or saturated), or
         // a request whose client has gone: transient, nothing was written.
-        if let unavailable = error as? Database.Unavailable { return AccountError(.unavailable, unavailable.description) }
+        if let unavailable = error as? ConnectionPool.Unavailable { return AccountError(.unavailable, unavailable.description) }
         if error is CancellationError { return AccountError(.unavailable, "The request was abandoned.") }
         guard let psql = error as? PSQLError else { return error }
         guard let state = psql.serverInfo?[.sqlState] else {
@@ -168,7 +168,7 @@ protocol PostgresBacked {
 }
 
 extension PostgresBacked {
-    var database: Database { base.database }
+    var database: ConnectionPool { base.database }
     var logger: Logger { base.logger }
     var tenant: String { base.tenant }
 

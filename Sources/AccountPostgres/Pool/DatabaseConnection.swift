@@ -3,7 +3,7 @@ package import Logging
 import NIOCore
 package import PostgresNIO
 
-/// A connection leased from ``Database``, as the store's statements use it.
+/// A connection leased from ``ConnectionPool``, as the store's statements use it.
 ///
 /// PostgresNIO 1.33.2 writes a statement to its channel without a promise: written to a
 /// connection that has already closed (the server restarting terminated its backend between two
@@ -11,7 +11,7 @@ package import PostgresNIO
 /// the statement is dropped with the channel's handlers and its caller waits for ever. Here each
 /// statement starts on the connection's own event loop, which checks that the connection is open
 /// and hands the statement to the driver in one step: a close, which runs on that loop too,
-/// either came before (the statement fails at once with ``Database/Unavailable``, 503
+/// either came before (the statement fails at once with ``ConnectionPool/Unavailable``, 503
 /// `UNAVAILABLE`) or comes after, and the driver fails the statement it holds. (This relies on
 /// a nonisolated async function running on the task executor its caller prefers; the upcoming
 /// feature `NonisolatedNonsendingByDefault` would run `checkOpen` on the caller's executor.)
@@ -47,7 +47,7 @@ package struct DatabaseConnection: Sendable {
     }
 
     /// Runs `body` in a transaction: `BEGIN`, then `COMMIT`, or `ROLLBACK` when it throws (not
-    /// sent on a connection that has closed). The error is a ``Database/TransactionError``.
+    /// sent on a connection that has closed). The error is a ``ConnectionPool/TransactionError``.
     ///
     /// A request's transaction commits only if its client is still there
     /// (``RequestScope/checkBeforeWriting()``): one answered 503 at the HTTP request timeout, or
@@ -61,14 +61,14 @@ package struct DatabaseConnection: Sendable {
         do {
             try await query("BEGIN", logger: logger)
         } catch {
-            throw Database.TransactionError(beginError: error)
+            throw ConnectionPool.TransactionError(beginError: error)
         }
         let result: Result
         do {
             result = try await body(self)
             try RequestScope.checkBeforeWriting()
         } catch {
-            var failure = Database.TransactionError(closureError: error)
+            var failure = ConnectionPool.TransactionError(closureError: error)
             do {
                 try await query("ROLLBACK", logger: logger)
             } catch {
@@ -79,13 +79,13 @@ package struct DatabaseConnection: Sendable {
         do {
             try await query("COMMIT", logger: logger)
         } catch {
-            throw Database.TransactionError(commitError: error)
+            throw ConnectionPool.TransactionError(commitError: error)
         }
         return result
     }
 
     private func checkOpen() throws {
-        if underlying.isClosed { throw Database.connectionClosed }
+        if underlying.isClosed { throw ConnectionPool.connectionClosed }
     }
 }
 

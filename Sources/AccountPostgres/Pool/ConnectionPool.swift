@@ -9,7 +9,7 @@ import Synchronization
 /// accountd's pool of PostgreSQL connections: every statement of the store, the migrator and the
 /// background services runs on a connection leased here.
 ///
-/// PostgresNIO's own pool (`Database`, 1.33.2) crashes the process when the database goes
+/// PostgresNIO's own pool (`PostgresClient`, 1.33.2) crashes the process when the database goes
 /// away under load with a minimum number of connections kept open (a precondition in its state
 /// machine: failed connection attempts are destroyed, the open count falls below the minimum,
 /// and the next lease that finds no idle connection traps), and it starts and cancels a timer task
@@ -18,7 +18,7 @@ import Synchronization
 /// - **Warm.** The minimum number of connections is opened at start and kept; a lease that finds
 ///   an idle connection takes it under one lock, with no timer, task or allocation.
 /// - **Bounded waits.** A lease that finds none waits in FIFO order until the current request's
-///   deadline (``RequestScope``) or, outside a request, ``DatabasePool/waitSeconds``; then it
+///   deadline (``RequestScope``) or, outside a request, ``PoolSettings/waitSeconds``; then it
 ///   fails with ``Unavailable`` (503 `UNAVAILABLE` with `Retry-After`) and leaves the queue, so a
 ///   request abandoned during an outage never runs when the database returns. A cancelled task
 ///   leaves the queue at once, and a connection handed to a request whose client has gone goes
@@ -27,7 +27,7 @@ import Synchronization
 ///   dropped and replaced. While connection attempts fail the pool makes one at a time, with
 ///   exponential back-off capped at ``maximumBackoff``, and logs one line when the database
 ///   becomes unreachable and one when it is back.
-package final class Database: Sendable {
+package final class ConnectionPool: Sendable {
     /// The pool could not provide a connection: the wait reached its deadline, the database is
     /// unreachable, or the pool is shut down. Answered as 503 `UNAVAILABLE`.
     package struct Unavailable: Error, CustomStringConvertible {
@@ -36,7 +36,7 @@ package final class Database: Sendable {
     }
 
     /// The pool's shape.
-    package let pool: DatabasePool
+    package let pool: PoolSettings
     /// The longest pause between connection attempts while the database is unreachable.
     package static let maximumBackoff = Duration.seconds(1)
 
@@ -50,7 +50,7 @@ package final class Database: Sendable {
     /// A pool of connections to `url`, shaped by `pool`. Nothing is opened until ``run()`` warms
     /// it or the first lease asks.
     package init(
-        url: DatabaseURL, pool: DatabasePool = DatabasePool(), logger: Logger,
+        url: DatabaseURL, pool: PoolSettings = PoolSettings(), logger: Logger,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) throws {
         self.configuration = try url.connectionConfiguration(pool: pool)
@@ -410,7 +410,7 @@ package final class Database: Sendable {
     }
 }
 
-extension Database: Service {
+extension ConnectionPool: Service {
     /// Opens the minimum number of connections, then holds the pool open until graceful
     /// shutdown and closes it.
     package func run() async throws {
@@ -446,7 +446,7 @@ extension Database: Service {
     }
 }
 
-extension Database {
+extension ConnectionPool {
     private struct Waiter {
         var id: Int
         var continuation: CheckedContinuation<PostgresConnection, any Error>

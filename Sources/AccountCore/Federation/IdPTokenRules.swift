@@ -2,7 +2,7 @@ package import Foundation
 
 /// The checks of an IdP's ID token that need no key (§A.4 rows 1, 2, 5–9) and the extraction of
 /// its assertion; pure.
-package enum IdTokenRules {
+package enum IdPTokenRules {
     /// The longest token read (row 1).
     package static let maximumBytes = 16 * 1024
     /// Signature algorithms accepted (row 2): never `none`, never a shared secret.
