@@ -74,25 +74,7 @@ package struct ActionCodeService: Sendable {
         if kind == .emailSignIn && !settings.emailLinkSignin { throw AccountError(.operationNotAllowed) }
 
         // Step 4: identity fields.
-        var email: String?
-        var newEmail: String?
-        switch kind {
-        case .passwordReset, .emailSignIn:
-            email = try AccountService.requireEmail(request.email)
-        case .verifyEmail, .verifyAndChangeEmail:
-            if kind == .verifyAndChangeEmail {
-                guard let raw = request.newEmail, !raw.isEmpty else { throw AccountError(.missingNewEmail) }
-                guard let normalized = EmailAddress.normalize(raw) else { throw AccountError(.invalidNewEmail) }
-                newEmail = normalized
-            }
-            if request.isAdmin && request.idToken == nil {
-                email = try AccountService.requireEmail(request.email)
-            } else if request.idToken == nil {
-                throw AccountError(.missingIDToken)
-            }
-        case .recoverEmail:
-            throw AccountError(.invalidRequestType, "Unsupported request type")
-        }
+        var (email, newEmail) = try Self.identityFields(of: request, kind: kind)
 
         // Step 5: ActionCodeSettings.
         try request.settings.validate(kind: kind, project: settings)
@@ -158,8 +140,39 @@ package struct ActionCodeService: Sendable {
         // Step 8: the code, and its email in the same transaction; the email counts in the
         // project's quota now that it will be queued.
         if !request.returnOobLink { try await limiter.consumeMailQuota(kind.emailKind, project: settings.projectID) }
+        return try await issue(request, kind: kind, email: email!, newEmail: newEmail, user: user, session: session)
+    }
+
+    /// Step 4 of §4.3: the address the code is for and, for a change, the new one.
+    private static func identityFields(of request: SendRequest, kind: ActionCodeKind) throws -> (email: String?, newEmail: String?) {
+        switch kind {
+        case .passwordReset, .emailSignIn:
+            return (try AccountService.requireEmail(request.email), nil)
+        case .verifyEmail, .verifyAndChangeEmail:
+            var newEmail: String?
+            if kind == .verifyAndChangeEmail {
+                guard let raw = request.newEmail, !raw.isEmpty else { throw AccountError(.missingNewEmail) }
+                guard let normalized = EmailAddress.normalize(raw) else { throw AccountError(.invalidNewEmail) }
+                newEmail = normalized
+            }
+            if request.isAdmin && request.idToken == nil {
+                return (try AccountService.requireEmail(request.email), newEmail)
+            } else if request.idToken == nil {
+                throw AccountError(.missingIDToken)
+            }
+            return (nil, newEmail)
+        case .recoverEmail:
+            throw AccountError(.invalidRequestType, "Unsupported request type")
+        }
+    }
+
+    /// Step 8 of §4.3: the code and its email, written together under the user's lock, only if
+    /// what they were decided on still holds.
+    private func issue(
+        _ request: SendRequest, kind: ActionCodeKind, email: String, newEmail: String?, user: UserRecord?, session: SessionGuard?
+    ) async throws -> SendResult {
         let code = NewActionCode(
-            random: environment.random, kind: kind, localID: user?.localID, email: email!, newEmail: newEmail,
+            random: environment.random, kind: kind, localID: user?.localID, email: email, newEmail: newEmail,
             settingsJSON: request.settings.json, lang: request.lang, now: environment.clock.now(), lifetimes: settings.codeLifetimes
         )
         let link = request.settings.link(kind: kind, code: code.code, apiKey: request.apiKey, lang: request.lang, project: settings)
@@ -167,15 +180,14 @@ package struct ActionCodeService: Sendable {
             request.returnOobLink
             ? nil
             : EmailTemplates.message(
-                kind: kind.emailKind, to: newEmail ?? email!, link: link, lang: request.lang, productName: settings.productName,
+                kind: kind.emailKind, to: newEmail ?? email, link: link, lang: request.lang, productName: settings.productName,
                 newEmail: newEmail
             )
-        // The code is written under the user's lock, only if what it was decided on still holds.
         let precondition = user.map {
-            IssuePrecondition(localID: $0.localID, session: session, credentialVersion: $0.credentialVersion, email: email!)
+            IssuePrecondition(localID: $0.localID, session: session, credentialVersion: $0.credentialVersion, email: email)
         }
         try await store.store(OutgoingCode(code: code, email: message), precondition: precondition)
-        return SendResult(email: email!, oobCode: request.returnOobLink ? code.code : nil, oobLink: request.returnOobLink ? link : nil)
+        return SendResult(email: email, oobCode: request.returnOobLink ? code.code : nil, oobLink: request.returnOobLink ? link : nil)
     }
 
     /// A recover code for a user whose email moved away from `oldEmail`, with its notice.

@@ -94,28 +94,8 @@ package struct FederatedSignInService: Sendable {
         let (parameters, normalized) = Self.parameters(requestURI: components, postBody: request.postBody)
         let limiter = environment.limiter
         let address = request.client.ipAddress
-        var flow: (stateHash: [UInt8], flow: IdPFlow, tokens: [String: JSONValue])?
-        let (assertion, pendingToken, nonce, config) = try await limiter.countingCredentialFailures(address: address) {
-            if let pending = request.pendingToken, !pending.isEmpty {
-                guard let assertion = try await store.pending(tokenHash: sha256(Array(pending.utf8)), now: environment.clock.now()) else {
-                    throw AccountError(.invalidPendingToken)
-                }
-                let config = try await enabledConfig(assertion.providerID)
-                return (assertion, pending, nil as (key: [UInt8], until: Date)?, config)
-            }
-            if parameters["state"] != nil {
-                let (assertion, stateHash, started, config, tokens) = try await completeFlow(
-                    parameters, requestURI: components, sessionID: request.sessionID)
-                flow = (stateHash, started, tokens)
-                return (assertion, newPendingToken(), nil, config as IdPConfig?)
-            }
-            let invalidCredential = AccountError(
-                .invalidCredentialOrProviderID, "Invalid IdP response/credential: \(normalized.prefix(2000))")
-            guard let providerID = parameters["providerId"]?.lowercased(), !providerID.isEmpty else { throw invalidCredential }
-            let config = try await enabledConfig(providerID)
-            guard let raw = parameters["id_token"], !raw.isEmpty else { throw invalidCredential }
-            let (assertion, nonce) = try await verify(raw, config: config, providerID: providerID, requestNonce: parameters["nonce"])
-            return (assertion, newPendingToken(), nonce, config)
+        let (assertion, pendingToken, nonce, config, flow) = try await limiter.countingCredentialFailures(address: address) {
+            try await credential(request, parameters: parameters, requestURI: components, normalized: normalized)
         }
         let trusted = FederationTrust.trusted(assertion, by: config, insecureTestMode: insecureTestMode)
         // A token replayed from a pending token is already kept; a new one is written with the
@@ -185,6 +165,35 @@ package struct FederatedSignInService: Sendable {
             result.outcome = .failed(error.code)
             return result
         }
+    }
+
+    /// What a sign-in presents, verified (§A.3): a pending token kept from an earlier answer, the end
+    /// of a redirect flow accountd started, or an IdP's ID token. With it, the pending token the
+    /// answer carries, the nonce to spend, the provider's config and the flow to spend.
+    private func credential(
+        _ request: Request, parameters: [String: String], requestURI components: URLComponents, normalized: String
+    ) async throws -> (
+        assertion: IdPAssertion, pendingToken: String, nonce: (key: [UInt8], until: Date)?, config: IdPConfig?,
+        flow: (stateHash: [UInt8], flow: IdPFlow, tokens: [String: JSONValue])?
+    ) {
+        if let pending = request.pendingToken, !pending.isEmpty {
+            guard let assertion = try await store.pending(tokenHash: sha256(Array(pending.utf8)), now: environment.clock.now()) else {
+                throw AccountError(.invalidPendingToken)
+            }
+            return (assertion, pending, nil, try await enabledConfig(assertion.providerID), nil)
+        }
+        if parameters["state"] != nil {
+            let (assertion, stateHash, started, config, tokens) = try await completeFlow(
+                parameters, requestURI: components, sessionID: request.sessionID)
+            return (assertion, newPendingToken(), nil, config, (stateHash, started, tokens))
+        }
+        let invalidCredential = AccountError(
+            .invalidCredentialOrProviderID, "Invalid IdP response/credential: \(normalized.prefix(2000))")
+        guard let providerID = parameters["providerId"]?.lowercased(), !providerID.isEmpty else { throw invalidCredential }
+        let config = try await enabledConfig(providerID)
+        guard let raw = parameters["id_token"], !raw.isEmpty else { throw invalidCredential }
+        let (assertion, nonce) = try await verify(raw, config: config, providerID: providerID, requestNonce: parameters["nonce"])
+        return (assertion, newPendingToken(), nonce, config, nil)
     }
 
     /// The three refusals §A.10 answers 200 with `errorMessage` under `returnIdpCredential`.
