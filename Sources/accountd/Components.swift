@@ -36,6 +36,8 @@ struct Components: Sendable {
     let customTokens: CustomTokenService
     let federation: FederatedSignInService
     let admin: AdminService
+    let projectConfigs: ProjectConfigService
+    let phone: PhoneSignInService
 
     init(_ configuration: Configuration, databaseURL: DatabaseURL, logger: Logger, clock: any WallClock) throws {
         self.logger = logger
@@ -92,6 +94,28 @@ struct Components: Sendable {
             insecureTestMode: configuration.federation.acceptUnverifiedIdPTokens)
         admin = AdminService(
             accounts: accounts, environment: environment, store: store, users: store, keys: keyRing, signer: keyRing, hasher: hasher)
+        projectConfigs = ProjectConfigService(
+            store: PostgresProjectConfigStore(database: postgres, logger: logger),
+            canSendSMS: configuration.phone.transport != .none || configuration.isDemoProject, suspended: true)
+        phone = PhoneSignInService(
+            accounts: accounts, environment: environment, store: store, users: store, configs: projectConfigs,
+            secrets: HMACPhoneSecrets(key: sealer.derive(info: "accountd phone codes", count: 32)), sealer: sealer,
+            options: PhoneSignInService.Options(
+                codeLifetime: TimeInterval(configuration.phone.codeLifetimeSeconds),
+                appName: configuration.phone.appName ?? ActionCodeSettings.httpHost(configuration.projectSettings.actionHandlerURL)
+                    ?? configuration.projectSettings.productName,
+                testInbox: configuration.phone.testInbox))
+    }
+
+    /// The SMS transport the configuration chose; nil for `none`.
+    private func smsTransport(_ configuration: Configuration) -> (any SMSTransport)? {
+        switch configuration.phone.transport {
+        case .none: nil
+        case .log: LogSMSTransport(logger: logger)
+        case .webhook:
+            WebhookSMSTransport(
+                url: configuration.phone.webhookURL ?? "", secret: configuration.phone.webhookSecret ?? "", clock: environment.clock)
+        }
     }
 
     /// The routes of both listeners: the admin one serves every RPC (and refuses the token
@@ -109,6 +133,8 @@ struct Components: Sendable {
         routes.addFederation(service: federation)
         routes.addAdmin(service: admin)
         routes.addImport(service: admin, store: store)
+        routes.addPhone(service: phone, testInbox: configuration.phone.testInbox)
+        routes.addProjectConfig(service: projectConfigs, settings: configuration.projectSettings)
         let admin = routes
         try routes.addActionHandler(
             service: actionCodes, access: configuration.accessPolicy,
@@ -124,7 +150,8 @@ struct Components: Sendable {
             HTTPClientService(client: idpClient),
             postgres,
             RevocationListener(
-                database: postgres, cache: revocations, targets: [.providerConfigs: idpConfigs.cache, .signers: signers.cache],
+                database: postgres, cache: revocations,
+                targets: [.providerConfigs: idpConfigs.cache, .signers: signers.cache, .projectConfig: projectConfigs.cache],
                 logger: logger),
             GatedService(gate: gate, inner: KeyPromotionService(keyRing: keyRing, logger: logger)),
             GatedService(
@@ -136,6 +163,14 @@ struct Components: Sendable {
             // After the client, so it stops first on shutdown; after the migration, so its table exists.
             let transport = try MailConfiguration.makeTransport(from: configuration.email.transportEnvironment, logger: logger)
             services.append(GatedService(gate: gate, inner: OutboxWorker(database: postgres, transport: transport, logger: logger)))
+            if let sms = smsTransport(configuration) {
+                services.append(
+                    GatedService(
+                        gate: gate,
+                        inner: OutboxWorker(
+                            database: postgres, queue: PostgresSMSOutbox(transport: sms, sealer: sealer), logger: logger,
+                            maxAttempts: 12, maxBackoff: .seconds(60))))
+            }
         }
         return services
     }

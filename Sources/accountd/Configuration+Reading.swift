@@ -99,6 +99,7 @@ extension Configuration {
         accounts = Accounts(input, &reader)
         email = Email(&reader)
         federation = Federation(&reader)
+        phone = Phone(&reader)
         abuseLimits = Self.abuseLimits(input.environment, isDemo: reader.isDemo, problems: &reader.problems)
         if !reader.isDemo && Self.isWildcard(listen.host) && listen.publicURL == nil && email.actionHandlerURL == nil {
             // Email links point at the public URL: derived from a wildcard it is no address at all.
@@ -310,6 +311,44 @@ extension Configuration.Email {
                     "ACCOUNTD_MAIL_TRANSPORT=log: every email, with its live sign-in and reset link, is written to the log instead of sent")
             }
         default: break
+        }
+    }
+}
+
+extension Configuration.Phone {
+    init(_ reader: inout SettingsReader) {
+        switch reader.environment["ACCOUNTD_SMS_TRANSPORT"]?.lowercased() {
+        case nil, "": transport = reader.isDemo ? .log : .none
+        case let raw?:
+            guard let choice = Configuration.SMSTransportChoice(rawValue: raw) else {
+                reader.problems.append("ACCOUNTD_SMS_TRANSPORT must be none, log or webhook")
+                break
+            }
+            transport = choice
+        }
+        if transport == .log && !reader.isDemo {
+            reader.warnings.append("ACCOUNTD_SMS_TRANSPORT=log: SMS codes are written to the log instead of sent")
+        }
+        webhookURL = reader.text("ACCOUNTD_SMS_WEBHOOK_URL")
+        webhookSecret = reader.text("ACCOUNTD_SMS_WEBHOOK_SECRET")
+        if transport == .webhook {
+            if webhookURL.flatMap(ActionCodeSettings.httpHost) == nil {
+                reader.problems.append("ACCOUNTD_SMS_TRANSPORT=webhook needs ACCOUNTD_SMS_WEBHOOK_URL, an absolute http(s) URL")
+            }
+            if (webhookSecret?.count ?? 0) < 16 {
+                reader.problems.append("ACCOUNTD_SMS_WEBHOOK_SECRET must be at least 16 characters")
+            }
+        }
+        codeLifetimeSeconds = reader.number("ACCOUNTD_SMS_CODE_TTL", 600, 60...1800)
+        appName = reader.text("ACCOUNTD_APP_NAME")
+        testInbox = reader.flag("ACCOUNTD_TEST_SMS_INBOX")
+        if testInbox {
+            if reader.isDemo {
+                reader.defaults.append(
+                    "SMS codes are listed without credentials at /emulator/v1/projects/…/verificationCodes (ACCOUNTD_TEST_SMS_INBOX)")
+            } else {
+                reader.problems.append("ACCOUNTD_TEST_SMS_INBOX lists live SMS codes without credentials: only demo- projects may set it")
+            }
         }
     }
 }

@@ -24,6 +24,7 @@ struct Configuration: Sendable {
     var accounts = Accounts()
     var email = Email()
     var federation = Federation()
+    var phone = Phone()
     /// The abuse limits (`ACCOUNTD_ABUSE_LIMITS`, `ACCOUNTD_LIMIT_<BUCKET>`, `ACCOUNTD_LOCKOUT_*`,
     /// `ACCOUNTD_KNOWN_NETWORK_DAYS`); on by default, off for `demo-` projects.
     var abuseLimits = AbuseLimitSettings(enabled: false)
@@ -141,6 +142,27 @@ struct Configuration: Sendable {
         var transportEnvironment: [String: String] = [:]
         /// Whether this process delivers queued email (tests read the outbox instead).
         var delivers = true
+    }
+
+    /// Phone sign-in's SMS (mfa-phone-tenants.md §A.7); whether phone sign-in is on is the
+    /// configuration resource's (`v2/projects/{p}/config`).
+    struct Phone: Sendable {
+        /// How SMS leave (`ACCOUNTD_SMS_TRANSPORT`: `none`, `log`, `webhook`; `log` for `demo-`
+        /// projects, `none` otherwise).
+        var transport = SMSTransportChoice.none
+        /// `ACCOUNTD_SMS_WEBHOOK_URL` and `ACCOUNTD_SMS_WEBHOOK_SECRET` (at least 16 characters).
+        var webhookURL: String?
+        var webhookSecret: String?
+        /// How long a code lives (`ACCOUNTD_SMS_CODE_TTL`, 600 s; 60–1800).
+        var codeLifetimeSeconds: Int64 = 600
+        /// `%APP_NAME%` of the SMS text (`ACCOUNTD_APP_NAME`, default the action handler's host).
+        var appName: String?
+        /// The demo test inbox of codes (`ACCOUNTD_TEST_SMS_INBOX=1`, `demo-` projects only).
+        var testInbox = false
+    }
+
+    enum SMSTransportChoice: String, Sendable {
+        case none, log, webhook
     }
 
     /// Identity providers and custom tokens.

@@ -92,9 +92,9 @@ struct DomainRulesTests {
         }
         #expect(EmailAddress.normalize("josé@exämple.de") == "josé@exämple.de")
         #expect(EmailAddress.normalize("JOSÉ@Exämple.DE") == "josé@exämple.de")
-        #expect(PhoneNumber.isValid("+15551234567"))
-        #expect(!PhoneNumber.isValid("+0"))
-        #expect(!PhoneNumber.isValid("15551234567"))
+        #expect(PhoneNumber.isCanonical("+15551234567"))
+        #expect(!PhoneNumber.isCanonical("+0"))
+        #expect(!PhoneNumber.isCanonical("15551234567"))
         #expect(LocalID.generate(SystemRandom()).count == 28)
         #expect(!LocalID.isValid("has space"))
         #expect(throws: AccountError(.weakPassword, "Password should be at least 6 characters")) {

@@ -14,7 +14,7 @@ enum QueryAccountsRPC {
             for item in try body.objects("expression") ?? [] {
                 if let email = try item.string("email") { query.emails.append(email) }
                 if let id = try item.string("userId") { query.localIDs.append(id) }
-                if let phone = try item.string("phoneNumber") { query.phoneNumbers.append(phone) }
+                if let phone = try item.string("phoneNumber") { query.phoneNumbers.append(try PhoneNumber.normalise(phone)) }
             }
             query.emailPrefix = try body.nonEmptyString("emailPrefix")
             let limit = try body.int64("limit") ?? 500

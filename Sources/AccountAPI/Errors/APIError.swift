@@ -135,13 +135,18 @@ package struct APIError: Error, Sendable, Equatable {
             self.init(.badRequest, message: message)
             return
         }
+        if error.code == .malformedRequest, let message = error.detail {
+            self.init(.badRequest, message: message, status: "INVALID_ARGUMENT")
+            return
+        }
         let code = error.code.firebaseMessage
         self.init(.badRequest, message: error.detail.map { "\(code) : \($0)" } ?? code)
         // The v2 configuration resources answer with an HTTP status and a `status` (federation-and-limits.md §B.3).
         switch error.code {
         case .configurationNotFound: (httpStatus, status) = (.notFound, "NOT_FOUND")
         case .configurationExists: (httpStatus, status) = (.conflict, "ALREADY_EXISTS")
-        case .missingConfigID, .invalidConfigID, .missingOAuthClientID, .missingIssuer, .invalidIssuer, .invalidConfig:
+        case .missingConfigID, .invalidConfigID, .missingOAuthClientID, .missingIssuer, .invalidIssuer, .invalidConfig,
+            .emailTemplateUpdateNotAllowed, .invalidAdjacentIntervalRange:
             status = "INVALID_ARGUMENT"
         default: break
         }

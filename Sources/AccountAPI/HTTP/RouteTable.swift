@@ -60,6 +60,31 @@ extension APIRoutes {
         register("v2/defaultSupportedIdps", IdPConfigsRPC.supported())
     }
 
+    /// Phone sign-in (mfa-phone-tenants.md §A) and, for `demo-` projects with the switch on, the
+    /// test inbox of codes (§A.7), which needs no credentials, as the emulator's.
+    package mutating func addPhone(service: PhoneSignInService, testInbox: Bool) {
+        register("sendVerificationCode", SendVerificationCodeRPC.endpoint(service))
+        register("signInWithPhoneNumber", SignInWithPhoneNumberRPC.endpoint(service))
+        guard testInbox else { return }
+        fixed["/emulator/v1/projects/\(service.environment.settings.projectID)/verificationCodes"] = FixedRoute { _, _ in
+            let codes = try await service.inboxCodes()
+            return WireEncoding.response(
+                json: .object([
+                    "verificationCodes": .array(
+                        codes.map {
+                            .object([
+                                "phoneNumber": .string($0.phoneNumber), "sessionInfo": .string($0.sessionInfo), "code": .string($0.code),
+                            ])
+                        })
+                ]))
+        }
+    }
+
+    /// The project configuration resource (mfa-phone-tenants.md §0.4), admin only.
+    package mutating func addProjectConfig(service: ProjectConfigService, settings: ProjectSettings) {
+        register("v2/config", ProjectConfigRPC.endpoint(service, settings: settings))
+    }
+
     /// Admin only.
     package mutating func addAdmin(service: AdminService) {
         register("batchGet", BatchGetRPC.endpoint(service))

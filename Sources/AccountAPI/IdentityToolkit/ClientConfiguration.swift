@@ -105,15 +105,13 @@ enum UnsupportedRPC {
         "v2/accounts/mfaEnrollment:withdraw": "mfaEnrollment:withdraw", "v2/accounts/mfaSignIn:start": "mfaSignIn:start",
         "v2/accounts/mfaSignIn:finalize": "mfaSignIn:finalize", "v2/accounts/passkeyEnrollment:start": "passkeyEnrollment:start",
         "v2/accounts/passkeyEnrollment:finalize": "passkeyEnrollment:finalize", "v2/accounts/passkeySignIn:start": "passkeySignIn:start",
-        "v2/accounts/passkeySignIn:finalize": "passkeySignIn:finalize", "v2/config": "config",
+        "v2/accounts/passkeySignIn:finalize": "passkeySignIn:finalize",
         "v2/identityPlatform:initializeAuth": "identityPlatform:initializeAuth", "v2/inboundSamlConfigs": "inboundSamlConfigs",
         "v3/signOutUser": "signOutUser", "v3/setProjectConfig": "setProjectConfig",
     ]
 
     /// Methods refused with a reason of their own (identity-toolkit.md §4.16).
-    static let disabled: [String: String] = [
-        "sendVerificationCode": "Phone sign-in is not enabled.", "signInWithPhoneNumber": "Phone sign-in is not enabled.",
-    ]
+    static let disabled: [String: String] = [:]
 
     static func endpoint(_ detail: String) -> RPCEndpoint {
         RPCEndpoint(anyMethod: true) { _ in throw AccountError(.operationNotAllowed, detail) }

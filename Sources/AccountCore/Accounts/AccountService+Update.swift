@@ -138,8 +138,7 @@ extension AccountService {
             if phone.isEmpty {
                 change.phoneNumber = .clear
             } else {
-                guard PhoneNumber.isValid(phone) else { throw AccountError(.invalidPhoneNumber, "Invalid format.") }
-                change.phoneNumber = .set(phone)
+                change.phoneNumber = .set(try PhoneNumber.normalise(phone))
             }
         }
         if let validSince = input.validSince {

@@ -51,6 +51,7 @@ package struct AccountService: Sendable {
     package func users(
         localIDs: [String], emails: [String], phoneNumbers: [String], federatedIDs: [(providerID: String, rawID: String)] = []
     ) async throws -> [UserRecord] {
+        let phoneNumbers = try phoneNumbers.map { raw throws(AccountError) in try PhoneNumber.normalise(raw) }
         var users = try await store.users(localIDs: localIDs, emails: emails, phoneNumbers: phoneNumbers)
         for user in try await store.users(federatedIDs: federatedIDs) where !users.contains(where: { $0.localID == user.localID }) {
             users.append(user)
@@ -135,9 +136,7 @@ package struct AccountService: Sendable {
         if let password { try settings.passwordPolicy.check(password) }
         try displayName.map(ProfileAttribute.checkDisplayName)
         try photoURL.map(ProfileAttribute.checkPhotoURL)
-        if let phoneNumber, !PhoneNumber.isValid(phoneNumber) {
-            throw AccountError(.invalidPhoneNumber, "Invalid format.")
-        }
+        let phoneNumber = try phoneNumber.map { raw throws(AccountError) in try PhoneNumber.normalise(raw) }
         let now = clock.now()
         let user = UserRecord.adminCreated(
             localID: localID ?? LocalID.generate(random), email: email, emailVerified: emailVerified,

@@ -70,6 +70,14 @@ extension UserRecord {
         return user
     }
 
+    /// A phone sign-in of a number no account holds (mfa-phone-tenants.md §A.5): nothing but the number.
+    package static func phoneSignUp(localID: String, phoneNumber: String, now: Date) -> UserRecord {
+        var user = blank(localID: localID, now: now)
+        user.phoneNumber = phoneNumber
+        user.lastLoginAt = now
+        return user
+    }
+
     /// The first custom-token sign-in for a uid (federation-and-limits.md §B): nothing but the uid.
     package static func customTokenSignUp(localID: String, now: Date) -> UserRecord {
         var user = blank(localID: localID, now: now)

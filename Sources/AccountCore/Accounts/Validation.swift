@@ -65,16 +65,6 @@ package enum EmailAddress {
     }
 }
 
-/// E.164 phone numbers: `+` and 7–15 digits.
-package enum PhoneNumber {
-    /// Whether `raw` is E.164.
-    package static func isValid(_ raw: String) -> Bool {
-        guard raw.hasPrefix("+") else { return false }
-        let digits = raw.dropFirst()
-        return (7...15).contains(digits.count) && digits.allSatisfy { $0.isASCII && $0.isNumber }
-    }
-}
-
 /// User ids: generated ones are 28 alphanumerics (as Firebase's); admin-chosen ones 1–128 printable
 /// ASCII characters without spaces.
 package enum LocalID {

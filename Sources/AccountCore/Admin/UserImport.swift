@@ -91,7 +91,9 @@ extension AdminService {
             user.email = email
         }
         if let phone = imported.phoneNumber {
-            guard PhoneNumber.isValid(phone) else { throw AccountError(.invalidPhoneNumber, "phone number is invalid") }
+            guard let phone = try? PhoneNumber.normalise(phone) else {
+                throw AccountError(.invalidPhoneNumber, "Phone number format is invalid")
+            }
             user.phoneNumber = phone
         }
         if let claims = imported.customAttributes {

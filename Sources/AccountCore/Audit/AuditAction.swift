@@ -28,4 +28,8 @@ package enum AuditAction: String, Sendable, CaseIterable {
     /// Password sign-in from one network class was locked, or an admin cleared the locks.
     case accountLocked = "ACCOUNT_LOCKED"
     case accountUnlocked = "ACCOUNT_UNLOCKED"
+    /// The project configuration resource changed (details: the masked members).
+    case projectConfigUpdated = "PROJECT_CONFIG_UPDATED"
+    /// A phone number was linked to an account by a client (`signInWithPhoneNumber` with an ID token).
+    case phoneLinked = "PHONE_LINKED"
 }

@@ -15,6 +15,9 @@ package struct AccountError: Error, Hashable, Sendable, CustomStringConvertible 
         case missingRequestType, invalidRequestType
         case missingLocalID, invalidLocalID, duplicateLocalID, unexpectedParameter
         case invalidPhoneNumber, phoneNumberExists
+        // Phone sign-in (mfa-phone-tenants.md §A.4, §A.5)
+        case missingPhoneNumber, missingSessionInfo, invalidSessionInfo, sessionExpired, missingCode, invalidCode
+        case invalidTemporaryProof, unsupportedFirstFactor
         case missingIDToken, invalidIDToken, missingOOBCode, invalidOOBCode, expiredOOBCode
         case missingRefreshToken, invalidRefreshToken, missingGrantType, invalidGrantType
         case invalidClaims, claimsTooLarge, forbiddenClaim, invalidProfileAttribute
@@ -30,6 +33,8 @@ package struct AccountError: Error, Hashable, Sendable, CustomStringConvertible 
         case missingCustomToken, invalidCustomToken, credentialMismatch, tenantIDMismatch
         // Configuration resources (custom-token signers; later IdP configurations)
         case invalidConfig, configurationExists, configurationNotFound
+        /// The project configuration resource (mfa-phone-tenants.md §0.4, §B.1).
+        case emailTemplateUpdateNotAllowed, invalidAdjacentIntervalRange
         case missingConfigID, invalidConfigID, missingOAuthClientID, missingIssuer, invalidIssuer
         // Federated sign-in (federation-and-limits.md §A.12)
         case missingRequestURI, invalidRequestURI, invalidCredentialOrProviderID, invalidProviderID, invalidIDPResponse
@@ -41,6 +46,9 @@ package struct AccountError: Error, Hashable, Sendable, CustomStringConvertible 
         case insufficientPermission, unsupportedTenantOperation
         /// A request-level import fault; `detail` is the whole wire message (`MISSING_HASH_ALGORITHM`, …).
         case importFault
+        /// A request Google's proto layer refuses: `detail` is the whole message, status `INVALID_ARGUMENT`
+        /// (`Invalid JSON payload received. …`, `Invalid value at …`).
+        case malformedRequest
         // Abuse limits (federation-and-limits.md §E): 400 with `Retry-After`
         case tooManyAttempts, quotaExceeded, resetPasswordExceedLimit
         // Infrastructure the client may retry

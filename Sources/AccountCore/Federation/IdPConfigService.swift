@@ -51,7 +51,7 @@ package struct IdPConfigService: Sendable {
         }
         let now = clock.now()
         var config = IdPConfig(providerID: id, clientID: "", createdAt: now, updatedAt: now)
-        try apply(body, paths: Self.paths(of: body), to: &config)
+        try apply(body, paths: JSONValue.leafPaths(of: body), to: &config)
         try validate(config)
         try await store.createIdPConfig(config)
         return config
@@ -69,7 +69,7 @@ package struct IdPConfigService: Sendable {
     /// field absent from the body is cleared.
     package func update(_ collection: Collection, id: String, body: [String: JSONValue], mask: [String]?) async throws -> IdPConfig {
         var config = try await get(collection, id: id)
-        try apply(body, paths: mask ?? Self.paths(of: body), to: &config)
+        try apply(body, paths: mask ?? JSONValue.leafPaths(of: body), to: &config)
         try validate(config)
         config.updatedAt = clock.now()
         try await store.updateIdPConfig(config)
@@ -118,41 +118,24 @@ package struct IdPConfigService: Sendable {
         collection == .oidc ? isOIDCProviderID(id) : defaultSupportedIDs.contains(id)
     }
 
-    /// The dotted paths of every leaf of `body` (objects recurse), as the Admin SDK builds masks.
-    static func paths(of body: [String: JSONValue], prefix: String = "") -> [String] {
-        body.keys.sorted().flatMap { key -> [String] in
-            if case .object(let child) = body[key]!, !child.isEmpty { return paths(of: child, prefix: prefix + key + ".") }
-            return [prefix + key]
-        }
-    }
-
-    private static func value(_ body: [String: JSONValue], _ path: String) -> JSONValue? {
-        var current: JSONValue = .object(body)
-        for part in path.split(separator: ".") {
-            guard case .object(let object) = current, let next = object[String(part)] else { return nil }
-            current = next
-        }
-        return current == .null ? nil : current
-    }
-
     /// Sets (or, absent from the body, clears) each of `paths` on `config`.
     private func apply(_ body: [String: JSONValue], paths: [String], to config: inout IdPConfig) throws(AccountError) {
         func string(_ path: String) throws(AccountError) -> String? {
-            switch Self.value(body, path) {
+            switch JSONValue.object(body).value(at: path) {
             case nil: return nil
             case .string(let text)?: return text
             default: throw AccountError(.invalidConfig, "\(path) must be a string.")
             }
         }
         func bool(_ path: String) throws(AccountError) -> Bool {
-            switch Self.value(body, path) {
+            switch JSONValue.object(body).value(at: path) {
             case nil: return false
             case .bool(let flag)?: return flag
             default: throw AccountError(.invalidConfig, "\(path) must be a boolean.")
             }
         }
         func strings(_ path: String) throws(AccountError) -> [String]? {
-            switch Self.value(body, path) {
+            switch JSONValue.object(body).value(at: path) {
             case nil: return nil
             case .array(let items)?:
                 var result: [String] = []
@@ -206,7 +189,7 @@ package struct IdPConfigService: Sendable {
                 for child in [
                     "additionalClientIds", "trustedEmailDomains", "trustHostedDomain", "scopes", "discoveryUrl", "jwksUri",
                     "authorizationEndpoint", "tokenEndpoint",
-                ] where Self.value(body, "accountdOptions." + child) != nil {
+                ] where JSONValue.object(body).value(at: "accountdOptions." + child) != nil {
                     try applyOption("accountdOptions." + child, body: body, to: &config, string: string, bool: bool, strings: strings)
                 }
             case let option where option.hasPrefix("accountdOptions."):
@@ -226,7 +209,7 @@ package struct IdPConfigService: Sendable {
         case "accountdOptions.trustedEmailDomains":
             config.options.trustedEmailDomains = try strings(path).map { $0.map { $0.lowercased() } }
         case "accountdOptions.trustHostedDomain" where config.providerID == "google.com":
-            config.options.trustHostedDomain = Self.value(body, path) == nil ? true : try bool(path)
+            config.options.trustHostedDomain = JSONValue.object(body).value(at: path) == nil ? true : try bool(path)
         case "accountdOptions.scopes": config.options.scopes = try strings(path)
         // Built-in providers take them too, for a mirror of Google's or Apple's keys (and tests).
         case "accountdOptions.discoveryUrl": config.options.discoveryURL = try string(path)

@@ -36,7 +36,7 @@ package struct AbuseLimiter: Sendable {
     package func consume(_ bucket: LimitBucket, _ value: String?, code: AccountError.Code = .tooManyAttempts) async throws {
         guard settings.enabled, let value, let size = settings.buckets[bucket] else { return }
         if let wait = try await store.consume(bucket.rawValue, size, key: keyer.key(bucket.rawValue, value), now: clock.now()) {
-            throw refusal(code, code == .tooManyAttempts ? bucket.refusal : nil, wait: wait)
+            throw refusal(code, code == .tooManyAttempts || bucket == .smsPerProjectDay ? bucket.refusal : nil, wait: wait)
         }
     }
 
@@ -47,6 +47,11 @@ package struct AbuseLimiter: Sendable {
         _ = try await store.consume(bucket.rawValue, size, key: keyer.key(bucket.rawValue, value), now: clock.now())
     }
 
+    /// The refusals that count as a guessed code (§E.5, mfa-phone-tenants.md §A.8).
+    static let codeFailures: Set<AccountError.Code> = [
+        .invalidOOBCode, .expiredOOBCode, .invalidCode, .invalidSessionInfo, .sessionExpired, .invalidTemporaryProof,
+    ]
+
     /// Runs `body`, a request that takes an action code: refused up front while the address has
     /// used up its code failures, and a wrong or expired code counted against it (§E.5).
     package func countingCodeFailures<T>(address: String?, _ body: () async throws -> T) async throws -> T {
@@ -54,7 +59,7 @@ package struct AbuseLimiter: Sendable {
         try await peek(.codeFailuresPerIP, network)
         do {
             return try await body()
-        } catch let error as AccountError where error.code == .invalidOOBCode || error.code == .expiredOOBCode {
+        } catch let error as AccountError where Self.codeFailures.contains(error.code) {
             try await record(.codeFailuresPerIP, network)
             throw error
         }

@@ -17,6 +17,14 @@ package enum LimitBucket: String, Sendable, CaseIterable {
     case authFlowsPerProject = "auth_flows_per_project"
     /// Admin bearer tokens refused on the admin listener: guesses at an operator's token.
     case adminTokenFailuresPerIP = "admin_token_failures_per_ip"
+    /// SMS to one number: a resend button, not a flood (mfa-phone-tenants.md §A.8).
+    case smsPerNumberSpacing = "sms_per_number_spacing"
+    case smsPerNumber = "sms_per_number"
+    /// SMS to one number range (the number without its last three digits): SMS pumping walks ranges.
+    case smsPerRange = "sms_per_range"
+    case smsPerIP = "sms_per_ip"
+    /// SMS of the whole project in a day: the operator's bill. Answered `QUOTA_EXCEEDED`.
+    case smsPerProjectDay = "sms_per_project_day"
 
     /// The default of §E.5.
     package var defaultBucket: RateBucket {
@@ -34,6 +42,10 @@ package enum LimitBucket: String, Sendable, CaseIterable {
         // at most about 25,000 rows (about 110 MB at the bounds' largest) ever exist.
         case .authFlowsPerProject: RateBucket(burst: 10_000, period: 0.06)
         case .adminTokenFailuresPerIP: RateBucket(burst: 20, period: 30)
+        case .smsPerNumberSpacing: RateBucket(burst: 1, period: 60)
+        case .smsPerNumber: RateBucket(burst: 5, period: 720)
+        case .smsPerRange, .smsPerIP: RateBucket(burst: 10, period: 360)
+        case .smsPerProjectDay: RateBucket(burst: 1000, period: 86.4)
         }
     }
 
@@ -44,7 +56,9 @@ package enum LimitBucket: String, Sendable, CaseIterable {
         case .accountCreationsPerIP: "Too many accounts created from this network. Please try again later."
         case .mailPerAddressSpacing, .mailPerAddress: "Too many emails sent to this address. Please try again later."
         case .authFlowsPerProject: "Too many sign-in flows are in progress. Please try again later."
-        case .mailPerIP, .codeFailuresPerIP, .lookupsPerIP, .credentialFailuresPerIP, .authFlowsPerIP, .adminTokenFailuresPerIP:
+        case .smsPerNumberSpacing, .smsPerNumber, .smsPerRange: "Too many SMS sent to this number. Please try again later."
+        case .smsPerProjectDay: "Exceeded daily quota for SMS."
+        case .mailPerIP, .codeFailuresPerIP, .lookupsPerIP, .credentialFailuresPerIP, .authFlowsPerIP, .adminTokenFailuresPerIP, .smsPerIP:
             "Too many requests from this network. Please try again later."
         }
     }

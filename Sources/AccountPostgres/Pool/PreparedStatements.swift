@@ -100,6 +100,13 @@ enum Prepared {
         }
     }
 
+    /// One user by phone number, its row locked until the transaction ends.
+    struct UserByPhoneNumberForUpdate: PreparedQuery {
+        static let sql = "\(UserByPhoneNumber.sql) FOR UPDATE OF u"
+        let binds: PostgresBindings
+        init(tenant: String, phoneNumber: String) { binds = UserByPhoneNumber(tenant: tenant, phoneNumber: phoneNumber).binds }
+    }
+
     // The list forms below serve lookups of several identifiers. PostgreSQL cannot cost a
     // generic plan for `= ANY($2)` without knowing the array, so it re-plans them on every call
     // (0.5 ms for the user row); a lookup of one identifier uses the single-value forms above,

@@ -81,6 +81,20 @@ package struct ExpiredRowSweeper: Service {
             """
             DELETE FROM idp_flows WHERE state_hash IN (SELECT state_hash FROM idp_flows WHERE expires_at < \(now) LIMIT 5000)
             """,
+            // Phone sessions and proofs a week past their end: until then a late answer can still
+            // say SESSION_EXPIRED rather than INVALID_SESSION_INFO (mfa-phone-tenants.md §0.3).
+            """
+            DELETE FROM phone_sessions WHERE session_hash IN (SELECT session_hash FROM phone_sessions
+              WHERE coalesce(used_at, expires_at) < \(now) - interval '7 days' LIMIT 5000)
+            """,
+            """
+            DELETE FROM temporary_proofs WHERE proof_hash IN (SELECT proof_hash FROM temporary_proofs
+              WHERE coalesce(used_at, expires_at) < \(now) - interval '7 days' LIMIT 5000)
+            """,
+            """
+            DELETE FROM sms_outbox WHERE id IN (SELECT id FROM sms_outbox
+              WHERE status <> 'pending' AND created_at < \(now) - interval '7 days' LIMIT 5000)
+            """,
         ]
         var total = 0
         for statement in statements {

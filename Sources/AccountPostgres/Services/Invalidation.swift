@@ -10,10 +10,12 @@ package enum Invalidation: Sendable, Equatable {
     case providerConfig(String)
     /// A service account's custom-token signers changed (`k:<email>`).
     case signers(String)
+    /// A tenant's project configuration resource changed (`p:<tenant>`, `p:` for the project).
+    case projectConfig(String)
 
     /// The caches the notifications besides revocations drop entries from.
     package enum Cache: Hashable, Sendable {
-        case providerConfigs, signers
+        case providerConfigs, signers, projectConfig
     }
 
     /// The notification's payload.
@@ -23,6 +25,7 @@ package enum Invalidation: Sendable, Equatable {
         case .session(let sessionID): "s:" + sessionID
         case .providerConfig(let providerID): "c:" + providerID
         case .signers(let email): "k:" + email
+        case .projectConfig(let tenant): "p:" + tenant
         }
     }
 
@@ -35,6 +38,7 @@ package enum Invalidation: Sendable, Equatable {
         case "s": self = .session(value)
         case "c": self = .providerConfig(value)
         case "k": self = .signers(value)
+        case "p": self = .projectConfig(value)
         default: return nil
         }
     }

@@ -82,6 +82,7 @@ package struct RevocationListener: Service {
                     case .session(let sessionID)?: cache.invalidate(session: sessionID)
                     case .providerConfig(let providerID)?: targets[.providerConfigs]?.invalidate(providerID)
                     case .signers(let email)?: targets[.signers]?.invalidate(email)
+                    case .projectConfig(let tenant)?: targets[.projectConfig]?.invalidate(tenant)
                     case nil: break
                     }
                 }

@@ -61,6 +61,11 @@ struct StoreTransaction {
             : try await firstUser(Prepared.UserByEmail(tenant: tenant, email: email))
     }
 
+    /// The user with phone number `phoneNumber` (canonical), its row locked until the transaction ends.
+    func user(phoneNumber: String) async throws -> UserRecord? {
+        try await firstUser(Prepared.UserByPhoneNumberForUpdate(tenant: tenant, phoneNumber: phoneNumber))
+    }
+
     private func firstUser(_ statement: some PreparedQuery) async throws -> UserRecord? {
         for try await row in try await execute(statement) { return try PostgresAccountStore.decodeUser(row) }
         return nil

@@ -1,27 +1,30 @@
 package import AccountCore
-import Foundation
+package import Foundation
 package import Logging
 import PostgresNIO
 import ServiceLifecycle
 
-/// Delivers the email in `email_outbox`: claims one due row at a time, hands it to the transport,
-/// then erases the link-bearing bodies (keeping the subject and the delivery record).
+/// Delivers the messages of one outbox table (email, SMS; ``OutboxQueue``): claims one due row at
+/// a time, hands it to the transport, then erases what must not outlive the delivery (a link, a
+/// code), keeping the delivery record.
 ///
 /// Each row is claimed with `SELECT … FOR UPDATE SKIP LOCKED` and sent while that transaction
 /// holds the row lock; the outcome is written and committed in the same transaction. So replicas
 /// never send one row concurrently, and a replica that dies mid-send simply releases the lock: the
 /// row is still `pending` and the next worker takes it at once, with no lease to tune. The cost is
 /// one pooled connection (and an open transaction) per worker for the length of a send, which the
-/// transports bound with their own timeouts and the worker with ``sendTimeout``. Delivery is
-/// at-least-once: a send that succeeds right before the database is lost is sent again.
+/// transports bound with their own timeouts and the worker with ``OutboxTimeouts/sendTimeout``.
+/// Delivery is at-least-once: a send that succeeds right before the database is lost is sent
+/// again (the SMS webhook carries a message id for that).
 ///
 /// A failed send counts an attempt, records a short error, and backs off exponentially with
-/// jitter; after `maxAttempts` the row is `failed` (kept for the record, bodies erased). The worker
-/// polls every `pollInterval` and also wakes on `NOTIFY` of ``PostgresOutbox/channel``, which it
-/// listens to on one pooled connection held for its lifetime.
-package struct OutboxWorker: Service {
+/// jitter; after `maxAttempts`, a permanent refusal, or when a retry could no longer be of use, the
+/// row is `failed` (kept for the record, its secret erased). The worker polls every `pollInterval`
+/// and also wakes on `NOTIFY` of the queue's channel, which it listens to on one pooled connection
+/// held for its lifetime.
+package struct OutboxWorker<Queue: OutboxQueue>: Service {
     private let database: ConnectionPool
-    private let transport: any MailTransport
+    private let queue: Queue
     private let logger: Logger
     private let pollInterval: Duration
     private let maxAttempts: Int
@@ -32,15 +35,12 @@ package struct OutboxWorker: Service {
     /// wakes the worker by its notification, not by a poll).
     private let onListening: @Sendable () async -> Void
 
-    /// The longest one send may hold its row before it counts as a failed attempt.
-    package static let sendTimeout = Duration.seconds(300)
-
     /// Creates a worker. `maxAttempts` counts sends (the first one included); the delay after the
     /// n-th failure is `min(baseBackoff · 2^(n-1), maxBackoff)`, scaled by a random factor in [0.5, 1].
     /// `clock` decides which rows are due and when a failed one is due again.
     package init(
         database: ConnectionPool,
-        transport: any MailTransport,
+        queue: Queue,
         logger: Logger,
         pollInterval: Duration = .seconds(1),
         maxAttempts: Int = 20,
@@ -52,7 +52,7 @@ package struct OutboxWorker: Service {
         self.onListening = onListening
         self.clock = clock
         self.database = database
-        self.transport = transport
+        self.queue = queue
         self.logger = logger
         self.pollInterval = pollInterval
         self.maxAttempts = max(1, maxAttempts)
@@ -80,7 +80,7 @@ package struct OutboxWorker: Service {
                         _ = try await drain()
                     } catch {
                         if Task.isCancelled { break }
-                        logger.warning("email outbox: could not process the queue", metadata: ["error": "\(error)"])
+                        logger.warning("\(queue.name): could not process the queue", metadata: ["error": "\(error)"])
                     }
                 }
                 group.cancelAll()
@@ -114,105 +114,54 @@ package struct OutboxWorker: Service {
     /// records the outcome, all in one transaction. Returns nil when nothing is due.
     private func processNext(excluding excluded: [Int64]) async throws -> (id: Int64, sent: Bool)? {
         try await database.withTransaction(logger: logger) { connection in
-            let rows = try await connection.query(
-                """
-                SELECT id, kind, recipient, subject, body_text, body_html, attempts FROM email_outbox
-                WHERE status = 'pending' AND next_attempt_at <= \(clock.now()) AND id <> ALL(\(excluded))
-                ORDER BY next_attempt_at, id LIMIT 1
-                FOR UPDATE SKIP LOCKED
-                """,
-                logger: logger
-            )
-            var claimed: (id: Int64, message: EmailMessage?, attempts: Int)?
-            for try await (id, kind, recipient, subject, text, html, attempts) in rows.decode(
-                (Int64, String, String, String, String?, String?, Int32).self)
-            {
-                var message: EmailMessage?
-                if let kind = EmailKind(rawValue: kind), let text, let html {
-                    message = EmailMessage(
-                        kind: kind, to: recipient, subject: subject, textBody: text, htmlBody: html,
-                        link: PostgresOutbox.link(inTextBody: text))
-                }
-                claimed = (id, message, Int(attempts))
-            }
-            guard let claimed else { return nil }
+            let now = clock.now()
+            guard let claimed = try await queue.claim(on: connection, now: now, excluding: excluded, logger: logger) else { return nil }
             var logger = logger
             logger[metadataKey: "outbox_id"] = "\(claimed.id)"
+            let attempt = claimed.attempts + 1
             guard let message = claimed.message else {
-                try await record(
-                    failure: "unreadable row (unknown kind or no body)", id: claimed.id, attempt: claimed.attempts + 1, final: true,
-                    on: connection)
-                logger.error("email outbox: row cannot be sent; marked failed")
+                try await queue.recordFailure(
+                    id: claimed.id, reason: claimed.unreadable ?? "unreadable row", due: nil, on: connection, logger: logger)
+                logger.error("\(queue.name): row cannot be sent; marked failed", metadata: ["reason": "\(claimed.unreadable ?? "")"])
                 return (claimed.id, false)
             }
-            let attempt = claimed.attempts + 1
             do {
                 try await send(message)
             } catch {
                 // Cancelled mid-send: roll back, so the attempt is not counted and the row stays due.
                 if Task.isCancelled { throw error }
-                let reason = Self.summary(of: error, link: message.link)
+                let reason = queue.summary(of: error, message: message)
                 let permanent = (error as? any DeliveryFailure)?.isPermanent == true
-                let final = permanent || attempt >= maxAttempts
-                try await record(failure: reason, id: claimed.id, attempt: attempt, final: final, on: connection)
-                if final {
+                var due: Date? = now.addingTimeInterval(Self.seconds(backoff(afterFailure: attempt)))
+                if permanent || attempt >= maxAttempts || !queue.mayRetry(message, at: due!) { due = nil }
+                try await queue.recordFailure(id: claimed.id, reason: reason, due: due, on: connection, logger: logger)
+                if due == nil {
                     logger.error(
-                        "email outbox: giving up",
+                        "\(queue.name): giving up",
                         metadata: [
-                            "kind": "\(message.kind.rawValue)", "attempts": "\(attempt)", "error": "\(reason)",
+                            "kind": "\(queue.kind(of: message))", "attempts": "\(attempt)", "error": "\(reason)",
                             "permanent": "\(permanent)",
                         ])
                 } else {
                     logger.warning(
-                        "email outbox: send failed; will retry",
-                        metadata: ["kind": "\(message.kind.rawValue)", "attempts": "\(attempt)", "error": "\(reason)"])
+                        "\(queue.name): send failed; will retry",
+                        metadata: ["kind": "\(queue.kind(of: message))", "attempts": "\(attempt)", "error": "\(reason)"])
                 }
                 return (claimed.id, false)
             }
-            try await connection.query(
-                """
-                UPDATE email_outbox SET status = 'sent', sent_at = \(clock.now()), attempts = attempts + 1,
-                    body_text = NULL, body_html = NULL
-                WHERE id = \(claimed.id)
-                """,
-                logger: logger
-            )
-            logger.info("email outbox: sent", metadata: ["kind": "\(message.kind.rawValue)", "attempts": "\(attempt)"])
+            try await queue.markSent(id: claimed.id, now: now, on: connection, logger: logger)
+            logger.info("\(queue.name): sent", metadata: ["kind": "\(queue.kind(of: message))", "attempts": "\(attempt)"])
             return (claimed.id, true)
         }
     }
 
-    /// Counts a failed attempt: reschedules the row with backoff, or marks it failed and erases it.
-    private func record(failure reason: String, id: Int64, attempt: Int, final: Bool, on connection: DatabaseConnection) async throws {
-        if final {
-            try await connection.query(
-                """
-                UPDATE email_outbox SET status = 'failed', attempts = attempts + 1, last_error = \(reason),
-                    body_text = NULL, body_html = NULL
-                WHERE id = \(id)
-                """,
-                logger: logger
-            )
-        } else {
-            let due = clock.now().addingTimeInterval(Self.seconds(backoff(afterFailure: attempt)))
-            try await connection.query(
-                """
-                UPDATE email_outbox SET attempts = attempts + 1, last_error = \(reason),
-                    next_attempt_at = \(due)
-                WHERE id = \(id)
-                """,
-                logger: logger
-            )
-        }
-    }
-
-    /// The transport's send, bounded by ``sendTimeout`` (for transports that never give up).
-    private func send(_ message: EmailMessage) async throws {
-        let transport = self.transport
+    /// The queue's send, bounded by ``OutboxTimeouts/sendTimeout`` (for transports that never give up).
+    private func send(_ message: Queue.Message) async throws {
+        let queue = self.queue
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await transport.send(message) }
+            group.addTask { try await queue.deliver(message) }
             group.addTask {
-                try await Task.sleep(for: Self.sendTimeout)
+                try await Task.sleep(for: OutboxTimeouts.sendTimeout)
                 throw SendTimedOut()
             }
             try await group.next()
@@ -236,14 +185,6 @@ package struct OutboxWorker: Service {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
-    /// A one-line, bounded description of a send error, with the link (the one secret) removed.
-    private static func summary(of error: any Error, link: String) -> String {
-        var text = String(describing: error)
-        if !link.isEmpty { text = text.replacing(link, with: "<link>") }
-        text = String(text.map { $0.isNewline ? " " : $0 })
-        return text.count > 300 ? String(text.prefix(300)) + "…" : text
-    }
-
     // MARK: Wake-ups
 
     /// Wakes the loop on every `NOTIFY` of the outbox channel over a dedicated connection,
@@ -256,11 +197,11 @@ package struct OutboxWorker: Service {
             do {
                 let connection = try await database.connectDedicated(logger: logger)
                 do {
-                    try await connection.listen(on: PostgresOutbox.channel) { notifications in
+                    try await connection.listen(on: queue.channel) { notifications in
                         backoff = .milliseconds(100)
                         if let since = lostAt {
                             logger.notice(
-                                "email outbox: listening again", metadata: ["down_ms": "\((ContinuousClock.now - since).milliseconds)"])
+                                "\(queue.name): listening again", metadata: ["down_ms": "\((ContinuousClock.now - since).milliseconds)"])
                             lostAt = nil
                         }
                         // Anything queued while we were not listening is found by this wake-up.
@@ -278,7 +219,7 @@ package struct OutboxWorker: Service {
                 if lostAt == nil {
                     lostAt = .now
                     logger.warning(
-                        "email outbox: notification listener lost its connection; polling until it is back",
+                        "\(queue.name): notification listener lost its connection; polling until it is back",
                         metadata: ["error": "\(String(describing: error).prefix(200))"])
                 }
             }
@@ -288,7 +229,66 @@ package struct OutboxWorker: Service {
     }
 }
 
-/// A send that outlived ``OutboxWorker/sendTimeout``.
+/// The bounds every outbox shares.
+package enum OutboxTimeouts {
+    /// The longest one send may hold its row before it counts as a failed attempt.
+    package static let sendTimeout = Duration.seconds(300)
+}
+
+/// A send that outlived ``OutboxTimeouts/sendTimeout``.
 private struct SendTimedOut: Error, CustomStringConvertible {
-    var description: String { "the transport did not finish within \(OutboxWorker.sendTimeout)" }
+    var description: String { "the transport did not finish within \(OutboxTimeouts.sendTimeout)" }
+}
+
+/// One table of messages the ``OutboxWorker`` delivers: how a due row is claimed, delivered, and
+/// its outcome written (each on the worker's transaction, which holds the row's lock).
+package protocol OutboxQueue: Sendable {
+    associatedtype Message: Sendable
+    /// For log lines: `email outbox`, `sms outbox`.
+    var name: String { get }
+    /// The `NOTIFY` channel that wakes the workers when a message is queued.
+    var channel: String { get }
+    /// The next due row not in `excluded`, locked (`FOR UPDATE SKIP LOCKED`); nil when none is due.
+    func claim(on connection: DatabaseConnection, now: Date, excluding excluded: [Int64], logger: Logger) async throws
+        -> ClaimedMessage<Message>?
+    /// Hands the message to the transport.
+    func deliver(_ message: Message) async throws
+    /// Records a delivery and erases what must not outlive it.
+    func markSent(id: Int64, now: Date, on connection: DatabaseConnection, logger: Logger) async throws
+    /// Counts a failed attempt: due again at `due`, or (nil) given up for good and erased.
+    func recordFailure(id: Int64, reason: String, due: Date?, on connection: DatabaseConnection, logger: Logger) async throws
+    /// Whether a retry at `date` could still be of use (an SMS code dies at its expiry).
+    func mayRetry(_ message: Message, at date: Date) -> Bool
+    /// A one-line, bounded description of a send error, with the message's secrets removed.
+    func summary(of error: any Error, message: Message) -> String
+    /// The message's kind, for log lines.
+    func kind(of message: Message) -> String
+}
+
+/// A row an ``OutboxQueue`` claimed.
+package struct ClaimedMessage<Message: Sendable>: Sendable {
+    package var id: Int64
+    package var attempts: Int
+    /// Nil for a row that cannot be delivered (with ``unreadable`` saying why).
+    package var message: Message?
+    package var unreadable: String?
+
+    package init(id: Int64, attempts: Int, message: Message?, unreadable: String? = nil) {
+        self.id = id
+        self.attempts = attempts
+        self.message = message
+        self.unreadable = unreadable
+    }
+}
+
+extension OutboxQueue {
+    package func mayRetry(_ message: Message, at date: Date) -> Bool { true }
+
+    /// `error` on one bounded line, each of `secrets` replaced by `<redacted>`.
+    package static func summary(of error: any Error, hiding secrets: [String]) -> String {
+        var text = String(describing: error)
+        for secret in secrets where !secret.isEmpty { text = text.replacing(secret, with: "<redacted>") }
+        text = String(text.map { $0.isNewline ? " " : $0 })
+        return text.count > 300 ? String(text.prefix(300)) + "…" : text
+    }
 }

@@ -1,0 +1,82 @@
+/// The project configuration resource `v2/projects/{p}/config` (mfa-phone-tenants.md §0.4) as
+/// stored: the members an admin set through it, as JSON, checked. Members that are views of the
+/// server's own configuration (`signIn.email`, `authorizedDomains`…) are not stored here; the API
+/// layer composes them into the resource.
+package struct ProjectConfigDocument: Sendable, Equatable {
+    /// The stored members (an object).
+    package private(set) var stored: JSONValue
+    /// `signIn.phoneNumber` and `smsRegionConfig`, read.
+    package private(set) var phone: PhoneSignInConfig
+
+    /// Every member the resource schema has [FB schema `GoogleCloudIdentitytoolkitAdminV2Config`];
+    /// a body member outside it is refused.
+    package static let schemaMembers: Set<String> = [
+        "name", "signIn", "notification", "quota", "monitoring", "multiTenant", "authorizedDomains", "subtype", "client", "mfa",
+        "blockingFunctions", "recaptchaConfig", "smsRegionConfig", "autodeleteAnonymousUsers", "passwordPolicyConfig",
+        "emailPrivacyConfig", "mobileLinksConfig", "defaultHostingSite",
+    ]
+
+    /// The members stored here, as update-mask roots: a mask path under one of them replaces it.
+    package static let storedRoots = [
+        "signIn.phoneNumber", "smsRegionConfig", "mfa", "multiTenant", "blockingFunctions", "notification", "monitoring",
+        "autodeleteAnonymousUsers", "mobileLinksConfig", "recaptchaConfig", "quota", "defaultHostingSite",
+    ]
+
+    /// A stored document, checked.
+    package init(stored: JSONValue = .object([:])) throws(AccountError) {
+        guard case .object = stored else { throw AccountError(.invalidConfig, "the configuration must be an object") }
+        self.stored = stored
+        self.phone = PhoneSignInConfig(
+            enabled: stored.value(at: "signIn.phoneNumber.enabled") == .bool(true),
+            testNumbers: try PhoneSignInConfig.testNumbers(stored.value(at: "signIn.phoneNumber.testPhoneNumbers")),
+            regions: try SMSRegionPolicy(stored.value(at: "smsRegionConfig")))
+        try Self.checkMFA(stored.value(at: "mfa"))
+        if let subject = stored.value(at: "notification.sendEmail"), subject != .object([:]) {
+            throw AccountError(.emailTemplateUpdateNotAllowed)
+        }
+    }
+
+    /// The document after a PATCH (§0.4): masked members replaced by the body's (absent ones back to
+    /// their default), no mask = every stored member replaced. Unknown mask paths, and paths
+    /// indexing into a scalar or list, are ignored. The caller checks the members this document
+    /// does not store.
+    package func patched(with body: [String: JSONValue], mask: [String]?) throws(AccountError) -> ProjectConfigDocument {
+        for name in body.keys.sorted() where !Self.schemaMembers.contains(name) {
+            throw AccountError(
+                .malformedRequest, "Invalid JSON payload received. Unknown name \"\(name.prefix(64))\" at 'config': Cannot find field.")
+        }
+        let source = JSONValue.object(body)
+        var next = stored
+        if let mask {
+            for path in mask where Self.storedRoots.contains(where: { path == $0 || path.hasPrefix($0 + ".") }) {
+                _ = next.set(path, to: source.value(at: path))
+            }
+        } else {
+            for root in Self.storedRoots { _ = next.set(root, to: source.value(at: root)) }
+        }
+        return try ProjectConfigDocument(stored: next)
+    }
+
+    /// `mfa`'s enum and range (§B.1); the rest of MFA is stored for the MFA routes.
+    private static func checkMFA(_ mfa: JSONValue?) throws(AccountError) {
+        guard let mfa else { return }
+        if let state = mfa.value(at: "state"), !["DISABLED", "ENABLED", "MANDATORY", "STATE_UNSPECIFIED"].contains(state.stringValue ?? "")
+        {
+            throw AccountError(
+                .malformedRequest,
+                "Invalid value at 'config.mfa.state' (type.googleapis.com/google.cloud.identitytoolkit.admin.v2.MultiFactorAuthConfig.State), \"\((state.stringValue ?? "").prefix(64))\""
+            )
+        }
+        if case .array(let providers)? = mfa.value(at: "providerConfigs") {
+            for provider in providers {
+                if let intervals = provider.value(at: "totpProviderConfig.adjacentIntervals"),
+                    !(0...10).contains(intervals.intValue ?? -1)
+                {
+                    throw AccountError(
+                        .invalidAdjacentIntervalRange,
+                        "Allowed number of adjacent intervals must be between 0 and 10, inclusive")
+                }
+            }
+        }
+    }
+}
