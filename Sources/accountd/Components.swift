@@ -189,6 +189,13 @@ struct Components: Sendable {
             }
             try await keyRing.ensureCurrentKey()
             try await warnOfProvidersTrustingAnyDomain(idpConfigs, logger: logger)
+            // Phone sign-in turned on through the configuration resource needs a way to send its codes.
+            if try await projectConfigs.current().phone.enabled, configuration.phone.transport == .none, !configuration.isDemoProject {
+                throw StartupRefusal(
+                    description:
+                        "phone sign-in is enabled in the project configuration but ACCOUNTD_SMS_TRANSPORT is none: set it to webhook (or turn phone sign-in off)"
+                )
+            }
             if configuration.keys.acceptVersion1RefreshTokens == nil {
                 refreshCodec.versionOne.set(try await store.hasVersionOneRefreshTokens())
                 if refreshCodec.acceptsVersion1 {
@@ -199,4 +206,9 @@ struct Components: Sendable {
             }
         }
     }
+}
+
+/// A start-up check that failed: the server does not serve.
+struct StartupRefusal: Error, CustomStringConvertible {
+    var description: String
 }

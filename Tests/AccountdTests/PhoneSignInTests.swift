@@ -163,6 +163,30 @@ struct PhoneSignInTests {
         }
     }
 
+    @Test("A.6: THE RULE takes the squatter's phone with the password when the mailbox's owner signs in by email link")
+    func theRuleTakesThePhone() async throws {
+        try await withServer(Self.demoConfiguration(), database: try await TestDatabase.createMigrated()) { http in
+            let api = API(http: http)
+            try await Self.enablePhone(http)
+            let squatter = try await api.signUp("victim@example.com")
+            let (sessionInfo, code) = try await Self.code(api)
+            let linked = try await Self.complete(api, ["sessionInfo": sessionInfo, "code": code, "idToken": squatter.idToken])
+            #expect(linked.status == 200 && linked.string("phoneNumber") == Self.number)
+            let signInCode = try await ActionHandlerTests.link(
+                api, "EMAIL_SIGNIN", "victim@example.com", ["continueUrl": "https://example.com/finish", "canHandleCodeInApp": true]
+            ).code
+            let owner = try await api.client("signInWithEmailLink", ["email": "victim@example.com", "oobCode": signInCode])
+            #expect(owner.status == 200, "\(String(decoding: owner.body, as: UTF8.self))")
+            let user = (try await api.admin("lookup", ["localId": [squatter.localID]]).json["users"] as? [[String: Any]])?.first
+            #expect(user?["phoneNumber"] == nil && user?["passwordHash"] == nil && user?["emailVerified"] as? Bool == true)
+            #expect(try await api.refresh(Session(linked).refreshToken).status == 400, "the squatter's phone session is revoked")
+            // The number is free again: it signs up a new account.
+            let (freeSession, freeCode) = try await Self.code(api)
+            let fresh = try await Self.complete(api, ["sessionInfo": freeSession, "code": freeCode])
+            #expect(fresh.json["isNewUser"] as? Bool == true && fresh.string("localId") != squatter.localID)
+        }
+    }
+
     @Test("P11, P13, P14, 0.4: test numbers send nothing and take their code; regions refuse; tenants are unsupported; config checks")
     func configurationRules() async throws {
         let database = try await TestDatabase.createMigrated()
@@ -206,6 +230,155 @@ struct PhoneSignInTests {
                     == "INVALID_CONFIG")
             #expect(try await Self.patchConfig(http, mask: "mfa.state", ["mfa": ["state": "ON"]]).status == 400)
             #expect(try await http.get("/v2/projects/demo-test/config?key=\(API.key)").status == 403)
+        }
+    }
+}
+
+/// An SMS webhook receiver on loopback: records what it was sent and answers the statuses it was
+/// told to, in order, then 204.
+final class SMSReceiver: Sendable {
+    struct Delivery: Sendable {
+        var timestamp: String
+        var signature: String
+        var messageID: String
+        var body: [UInt8]
+        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
+    }
+
+    private let state = Mutex<(deliveries: [Delivery], attempts: Int, script: [Int])>(([], 0, []))
+
+    var deliveries: [Delivery] { state.withLock { $0.deliveries } }
+    var attempts: Int { state.withLock { $0.attempts } }
+    /// The statuses to answer next, before 204.
+    func answer(_ statuses: [Int]) { state.withLock { $0.script = statuses } }
+
+    func run<T: Sendable>(_ body: @Sendable (String) async throws -> T) async throws -> T {
+        let router = Router()
+        router.post("sms") { request, _ -> HTTPResponse.Status in
+            let bytes = try await request.body.collect(upTo: 1 << 16)
+            let status = self.state.withLock { state -> Int in
+                state.attempts += 1
+                return state.script.isEmpty ? 204 : state.script.removeFirst()
+            }
+            if status == 204 {
+                let delivery = Delivery(
+                    timestamp: request.headers[.init("X-Accountd-Timestamp")!] ?? "",
+                    signature: request.headers[.init("X-Accountd-Signature")!] ?? "",
+                    messageID: request.headers[.init("X-Accountd-Message-Id")!] ?? "", body: Array(buffer: bytes))
+                self.state.withLock { $0.deliveries.append(delivery) }
+            }
+            return HTTPResponse.Status(code: status)
+        }
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        return try await app.test(.live) { client in try await body("http://127.0.0.1:\(try #require(client.port))/sms") }
+    }
+}
+
+/// Waits for `condition`, recording `what` when it never holds.
+func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws {
+    let held = try await eventually(condition)
+    #expect(held, Comment(rawValue: what))
+}
+
+@Suite("Phone sign-in in a production configuration (webhook SMS, limits on)")
+struct PhoneProductionTests {
+    static let secret = "sms-secret-0123456789abcdef"
+
+    static func configuration(webhook: String) -> Configuration {
+        var configuration = productionConfiguration()
+        configuration.phone.transport = .webhook
+        configuration.phone.webhookURL = webhook
+        configuration.phone.webhookSecret = secret
+        configuration.email.delivers = true
+        configuration.email.transportEnvironment = ["ACCOUNTD_MAIL_TRANSPORT": "log"]
+        configuration.abuseLimits = AbuseLimitSettings(enabled: true)
+        return configuration
+    }
+
+    @Test(
+        "P1, P12, P17: the webhook gets a signed SMS once through failures; a 422 is not retried; a second code within a minute is refused")
+    func webhookDelivery() async throws {
+        let receiver = SMSReceiver()
+        let database = try await TestDatabase.createMigrated()
+        try await receiver.run { url in
+            try await withServer(Self.configuration(webhook: url), database: database) { http in
+                var api = API(http: http)
+                api.project = "acme-prod"
+                try await PhoneSignInTests.enablePhone(http, project: "acme-prod")
+                receiver.answer([500, 503])
+                let sent = try await api.client("sendVerificationCode", ["phoneNumber": "+1 (555) 555-0100"])
+                let sessionInfo = try #require(sent.string("sessionInfo"), "\(String(decoding: sent.body, as: UTF8.self))")
+                try await waitFor("the SMS is delivered after two refusals") { receiver.deliveries.count == 1 }
+                let delivery = try #require(receiver.deliveries.first)
+                var signed = Array(delivery.timestamp.utf8)
+                signed.append(UInt8(ascii: "."))
+                signed += delivery.body
+                let mac = HMAC<SHA256>.authenticationCode(for: signed, using: SymmetricKey(data: Array(Self.secret.utf8)))
+                #expect(delivery.signature == "v1=" + mac.map { String(format: "%02x", $0) }.joined())
+                let json = delivery.json
+                #expect(json["to"] as? String == "+15555550100" && json["kind"] as? String == "sms_verification")
+                #expect(json["purpose"] as? String == "SIGN_IN_OR_SIGN_UP" && json["messageId"] as? String == delivery.messageID)
+                let code = try #require(json["code"] as? String)
+                #expect(code.count == 6 && code.allSatisfy(\.isNumber))
+                #expect((json["text"] as? String)?.hasPrefix("\(code) is your verification code for ") == true)
+                #expect(receiver.attempts == 3)
+                try await waitFor("the delivered payload is erased") {
+                    try await TakeoverTests.count(
+                        "SELECT count(*)::int FROM sms_outbox WHERE status = 'sent' AND payload_sealed IS NULL", database) == 1
+                }
+                // The code is at rest only as a MAC.
+                #expect(
+                    try await TakeoverTests.count("SELECT count(*)::int FROM phone_sessions WHERE inbox_code IS NOT NULL", database) == 0)
+                let signedIn = try await api.client("signInWithPhoneNumber", ["sessionInfo": sessionInfo, "code": code])
+                #expect(signedIn.status == 200 && signedIn.json["isNewUser"] as? Bool == true)
+
+                // P12: a second code to the number within the minute.
+                let again = try await api.client("sendVerificationCode", ["phoneNumber": "+15555550100"])
+                #expect(again.errorMessage == "TOO_MANY_ATTEMPTS_TRY_LATER : Too many SMS sent to this number. Please try again later.")
+                #expect((Int(again.header("Retry-After") ?? "") ?? 0) >= 55)
+
+                // P17: a refusal of the message itself is not retried.
+                receiver.answer([422])
+                let before = receiver.attempts
+                #expect(try await api.client("sendVerificationCode", ["phoneNumber": "+15555550111"]).status == 200)
+                try await waitFor("the 422 is final") {
+                    try await TakeoverTests.count(
+                        "SELECT count(*)::int FROM sms_outbox WHERE status = 'failed' AND payload_sealed IS NULL", database) == 1
+                }
+                #expect(receiver.attempts == before + 1 && receiver.deliveries.count == 1)
+            }
+        }
+    }
+
+    @Test("A.5: one session completed twice at once signs in once; the other is INVALID_SESSION_INFO")
+    func concurrentCompletion() async throws {
+        try await withServer(PhoneSignInTests.demoConfiguration(), database: try await TestDatabase.createMigrated()) { http in
+            let api = API(http: http)
+            try await PhoneSignInTests.enablePhone(http)
+            let (sessionInfo, code) = try await PhoneSignInTests.code(api)
+            async let first = PhoneSignInTests.complete(api, ["sessionInfo": sessionInfo, "code": code])
+            async let second = PhoneSignInTests.complete(api, ["sessionInfo": sessionInfo, "code": code])
+            let replies = try await [first, second]
+            #expect(replies.filter { $0.status == 200 }.count == 1)
+            #expect(replies.filter { $0.errorCode == "INVALID_SESSION_INFO" }.count == 1)
+            let users = try await api.admin("lookup", ["phoneNumber": [PhoneSignInTests.number]])
+            #expect((users.json["users"] as? [[String: Any]])?.count == 1)
+        }
+    }
+
+    @Test("P15: admin create normalises the number, a second create with it is PHONE_NUMBER_EXISTS, the import refuses a bad one")
+    func adminByPhone() async throws {
+        try await withServer(PhoneSignInTests.demoConfiguration(), database: try await TestDatabase.createMigrated()) { http in
+            let api = API(http: http)
+            let created = try await api.admin("signUp", ["phoneNumber": "+44 20 7946 0000"])
+            #expect(created.status == 200, "\(String(decoding: created.body, as: UTF8.self))")
+            let found = try await api.admin("lookup", ["phoneNumber": ["+442079460000"]])
+            #expect((found.json["users"] as? [[String: Any]])?.first?["phoneNumber"] as? String == "+442079460000")
+            #expect(try await api.admin("signUp", ["phoneNumber": "+442079460000"]).errorCode == "PHONE_NUMBER_EXISTS")
+            #expect(try await api.admin("lookup", ["phoneNumber": ["nope"]]).errorMessage == "INVALID_PHONE_NUMBER : Invalid format.")
+            let imported = try await api.admin("batchCreate", ["users": [["localId": "imp1", "phoneNumber": "12"]]])
+            let errors = imported.json["error"] as? [[String: Any]]
+            #expect(errors?.first?["message"] as? String == "Phone number format is invalid")
         }
     }
 }
