@@ -42,7 +42,7 @@ def test_phone_sign_in_then_admin_sdk_finds_and_edits_the_user():
     assert [p.provider_id for p in user.provider_data] == ["phone"]
     assert auth.verify_id_token(signed["idToken"])["phone_number"] == "+15555550142"
 
-    auth.update_user(user.uid, phone_number=None)
+    auth.update_user(user.uid, phone_number=auth.DELETE_ATTRIBUTE)
     assert auth.get_user(user.uid).phone_number is None
     with pytest.raises(auth.UserNotFoundError):
         auth.get_user_by_phone_number("+15555550142")

@@ -46,20 +46,6 @@ package struct WebhookSMSTransport: SMSTransport {
         var tenantId: String?
         var appSignatureHash: String?
 
-        init(
-            messageId: String, to: String, code: String, text: String, locale: String, purpose: String, expiresAt: String,
-            tenantId: String?, appSignatureHash: String?
-        ) {
-            self.messageId = messageId
-            self.to = to
-            self.code = code
-            self.text = text
-            self.locale = locale
-            self.purpose = purpose
-            self.expiresAt = expiresAt
-            self.tenantId = tenantId
-            self.appSignatureHash = appSignatureHash
-        }
     }
 }
 
