@@ -181,6 +181,34 @@ struct ConfigurationTests {
         #expect(protectedDemo.accounts.emailEnumerationProtection)
     }
 
+    @Test(
+        "P16, A.7: SMS transports: none by default for a real project, log for demo-; the webhook needs its URL and secret; the test inbox only for demo-"
+    )
+    func smsSettings() throws {
+        func configuration(_ extra: [String: String]) throws -> Configuration {
+            try Configuration(ConfigurationInput().merged(withEnvironment: Self.production.merging(extra) { $1 }))
+        }
+        // Every refusal of a real project ends with the reminder that only demo- projects run on defaults.
+        func problems(_ extra: [String: String]) -> [String] { Array(Self.problems(Self.production.merging(extra) { $1 }).dropLast()) }
+        let defaults = try configuration([:])
+        #expect(defaults.phone.transport == .none && !defaults.phone.testInbox && defaults.phone.codeLifetimeSeconds == 600)
+        #expect(problems(["ACCOUNTD_TEST_SMS_INBOX": "1"]).contains { $0.hasPrefix("ACCOUNTD_TEST_SMS_INBOX lists live SMS codes") })
+        #expect(problems(["ACCOUNTD_SMS_TRANSPORT": "webhook"]).count == 2, "the URL and the secret are both named")
+        #expect(
+            problems([
+                "ACCOUNTD_SMS_TRANSPORT": "webhook", "ACCOUNTD_SMS_WEBHOOK_URL": "https://sms.example.com/hook",
+                "ACCOUNTD_SMS_WEBHOOK_SECRET": "short",
+            ])
+                == ["ACCOUNTD_SMS_WEBHOOK_SECRET must be at least 16 characters"])
+        #expect(problems(["ACCOUNTD_SMS_TRANSPORT": "carrier-pigeon"]) == ["ACCOUNTD_SMS_TRANSPORT must be none, log or webhook"])
+        #expect(!problems(["ACCOUNTD_SMS_CODE_TTL": "30"]).isEmpty)
+        let log = try configuration(["ACCOUNTD_SMS_TRANSPORT": "log"])
+        #expect(log.warnings.contains { $0.contains("SMS codes are written to the log") })
+        let demo = try Configuration(
+            ConfigurationInput().merged(withEnvironment: ["ACCOUNTD_PROJECT_ID": "demo-x", "ACCOUNTD_TEST_SMS_INBOX": "1"]))
+        #expect(demo.phone.transport == .log && demo.phone.testInbox)
+    }
+
     /// A real project's complete environment.
     static let production = [
         "ACCOUNTD_PROJECT_ID": "acme-prod", "ACCOUNTD_API_KEYS": "k1", "ACCOUNTD_ADMIN_TOKENS": "ops:s3cret-7Hq2vX9pL4mZ8wR0a",

@@ -350,6 +350,48 @@ struct PhoneProductionTests {
         }
     }
 
+    @Test("A.7: codes acknowledged while the webhook is down are delivered once each by the next process, and still sign in")
+    func deliveryAcrossARestart() async throws {
+        let receiver = SMSReceiver()
+        let database = try await TestDatabase.createMigrated()
+        let numbers = ["+15555550161", "+15555550262", "+15555550363"]
+        try await receiver.run { url in
+            receiver.answer(Array(repeating: 503, count: 10_000))
+            let sessions = try await withServer(Self.configuration(webhook: url), database: database) { http in
+                try await PhoneSignInTests.enablePhone(http, project: "acme-prod")
+                var sessions: [String: String] = [:]
+                for number in numbers {
+                    let sent = try await API(http: http).client("sendVerificationCode", ["phoneNumber": number])
+                    let sessionInfo: String = try #require(sent.string("sessionInfo"))
+                    sessions[number] = sessionInfo
+                }
+                try await waitFor("each SMS was tried against the refusing webhook") { receiver.attempts >= numbers.count }
+                return sessions
+            }
+            #expect(receiver.deliveries.isEmpty)
+            receiver.answer([])
+            try await withServer(Self.configuration(webhook: url), database: database) { http in
+                try await waitFor("the next process delivers every queued SMS") { receiver.deliveries.count >= numbers.count }
+                try await waitFor("every row is recorded sent") {
+                    try await TakeoverTests.count("SELECT count(*)::int FROM sms_outbox WHERE status = 'sent'", database) == numbers.count
+                }
+                let delivered = receiver.deliveries.map(\.json)
+                #expect(delivered.count == numbers.count, "exactly once each")
+                #expect(Set(delivered.compactMap { $0["to"] as? String }) == Set(numbers))
+                #expect(Set(receiver.deliveries.map(\.messageID)).count == numbers.count)
+                var api = API(http: http)
+                api.project = "acme-prod"
+                for message in delivered {
+                    let number = try #require(message["to"] as? String)
+                    let reply = try await api.client(
+                        "signInWithPhoneNumber",
+                        ["sessionInfo": try #require(sessions[number]), "code": try #require(message["code"] as? String)])
+                    #expect(reply.status == 200 && reply.string("phoneNumber") == number)
+                }
+            }
+        }
+    }
+
     @Test("A.5: one session completed twice at once signs in once; the other is INVALID_SESSION_INFO")
     func concurrentCompletion() async throws {
         try await withServer(PhoneSignInTests.demoConfiguration(), database: try await TestDatabase.createMigrated()) { http in

@@ -45,7 +45,6 @@ package struct WebhookSMSTransport: SMSTransport {
         var expiresAt: String
         var tenantId: String?
         var appSignatureHash: String?
-
     }
 }
 
