@@ -32,7 +32,10 @@ struct ConflictRetryTests {
                 try await group.waitForAll()
             }
 
-            #expect(runs.value == 3, "one transaction deadlocked and ran a second time")
+            // At least one transaction lost the deadlock and ran again. On a loaded machine both
+            // backends' deadlock checks can fire before either has left the wait graph, and then
+            // both are victims and both run again (4): what must hold is the outcome below.
+            #expect(runs.value >= 3, "a deadlock victim ran a second time")
             var counts: [Int] = []
             for count in try await client.query("SELECT n FROM deadlock_probe ORDER BY id").decode(Int.self) {
                 counts.append(count)
