@@ -6,6 +6,8 @@
   benchtool.py import URL FROM TO [C]       users FROM..TO-1 through admin accounts:batchCreate, C requests
                                             at a time (1000 users each, prehashed HMAC_SHA256); prints JSON
   benchtool.py oobcodes URL USERS COUNT OUT mint COUNT email sign-in codes with admin sendOobCode; prints JSON
+  benchtool.py phone-sessions URL COUNT OUT turn phone sign-in on with ten test numbers, sign each in once,
+                                            then mint COUNT sessions through sendVerificationCode; prints JSON
   benchtool.py check-wrk FILE LABEL         fail if more than 1% of a wrk run's requests failed
   benchtool.py median-rate DIR NAME         median req/s of the wrk runs DIR/NAME.<r>.txt
   benchtool.py max-rate DIR NAME            highest req/s of the wrk runs DIR/NAME.<r>.txt
@@ -174,6 +176,52 @@ def import_users(url, first, last, concurrency):
     print(f"    {users:,} users in {seconds:.1f} s = {users / seconds:,.0f} users/s", file=sys.stderr)
     print(json.dumps({"users": users, "seconds": seconds, "usersPerSecond": users / seconds if seconds else 0,
                       "concurrency": concurrency, "batch": 1000}))
+
+
+# The phone workload's ten test numbers and their fixed codes (no SMS, no SMS limits).
+TEST_NUMBERS = {f"+165055500{i:02d}": f"65{i:04d}" for i in range(10)}
+
+
+def phone_sessions(url, count, out_path):
+    """Turns phone sign-in on with TEST_NUMBERS (the configuration resource), signs each number in
+    once (its account then exists, as for a returning user), then mints `count` sign-in sessions
+    through sendVerificationCode; writes "sessionInfo code" lines."""
+    conn = connection(url)
+    body = json.dumps({"signIn": {"phoneNumber": {"enabled": True, "testPhoneNumbers": TEST_NUMBERS}}}).encode()
+    conn.request("PATCH", "/v2/projects/demo-bench/config?updateMask=signIn.phoneNumber", body=body, headers=ADMIN)
+    reply = conn.getresponse()
+    data = reply.read()
+    if reply.status != 200:
+        raise RuntimeError(f"PATCH config: HTTP {reply.status}: {data[:500]!r}")
+    numbers = sorted(TEST_NUMBERS)
+    for number in numbers:
+        sent = post(conn, "/v1/accounts:sendVerificationCode?key=bench-key", {"phoneNumber": number}, CLIENT)
+        post(conn, "/v1/accounts:signInWithPhoneNumber?key=bench-key",
+             {"sessionInfo": sent["sessionInfo"], "code": TEST_NUMBERS[number]}, CLIENT)
+    lines = []
+    lock = threading.Lock()
+    remaining = [count]
+
+    def worker():
+        conn = connection(url)
+        while True:
+            with lock:
+                if remaining[0] == 0:
+                    return
+                remaining[0] -= 1
+                number = numbers[remaining[0] % len(numbers)]
+            sent = post(conn, "/v1/accounts:sendVerificationCode?key=bench-key", {"phoneNumber": number}, CLIENT)
+            with lock:
+                lines.append(f"{sent['sessionInfo']} {TEST_NUMBERS[number]}\n")
+
+    began = time.monotonic()
+    run_threads(16, worker)
+    seconds = time.monotonic() - began
+    random.shuffle(lines)
+    with open(out_path, "w") as out:
+        out.writelines(lines)
+    print(f"    minted {len(lines):,} phone sessions in {seconds:.1f} s ({len(lines) / seconds:,.0f}/s)", file=sys.stderr)
+    print(json.dumps({"sessions": len(lines), "seconds": seconds}))
 
 
 def oobcodes(url, users, count, out_path):
@@ -434,13 +482,13 @@ def report(work):
                          "stealPercent": [steal_percent(os.path.join(work, f"driver-{name}.{r}.cpu")) for r in runs]}
         return drivers[name]
 
-    for name in ["trivial", "verify", "verify-first", "signin", "signin-limits", "refresh", "federated", "lookup@small", "lookup", "lookup-half",
-                 "emaillink"]:
+    for name in ["trivial", "verify", "verify-first", "signin", "signin-limits", "refresh", "federated", "phone", "lookup@small", "lookup",
+                 "lookup-half", "emaillink"]:
         wrk_workload(name)
     drivers = {}
     for name in ["lookup@small", "lookup"]:
         driver_reference(name)
-    for name in ["signin", "refresh", "federated", "lookup@small", "lookup", "emaillink"]:
+    for name in ["signin", "refresh", "federated", "phone", "lookup@small", "lookup", "emaillink"]:
         pg_reference(name)
     raw = primitives(work)
 
@@ -543,6 +591,13 @@ def report(work):
             "federated sign-in (ID token, JWKS cached)", "req/s", w["federated"]["reqPerSec"],
             "1/(1/RS256 verify + 1/RS256 sign + 1/pgbench federated.sql)", bound_now, 0.8,
             ratio=paired(per_repeat(w["federated"], "reqPerSec"), refs))
+    if "phone" in w and "phone" in pgbench and raw:
+        # A returning user's phone sign-in with a test number: RS256 sign (ours) + its SQL, per repeat.
+        refs = [1 / (1 / s + 1 / q) for s, q in zip(per_repeat(raw, "rs256SignsPerSecond"), per_repeat(pgbench["phone"], "tps"))]
+        bound_now = 1 / (1 / raw["rs256SignsPerSecond"] + 1 / pgbench["phone"]["tps"])
+        ratios["phone / combined bound"] = check(
+            "phone sign-in (test number)", "req/s", w["phone"]["reqPerSec"], "1/(1/RS256 sign + 1/pgbench phone.sql)", bound_now, 0.8,
+            ratio=paired(per_repeat(w["phone"], "reqPerSec"), refs))
     for size, key in (("lookup@small", f"lookup @ {meta.get('smallUsers', 0):,} users"),
                       ("lookup", f"lookup @ {meta.get('users', 0):,} users")):
         if size in w and size in pgbench:
@@ -599,6 +654,9 @@ def report(work):
         if "federated" in pgbench:
             bounds["federated"] = {"bound": bound(raw["rs256VerifiesPerSecond"], raw["rs256SignsPerSecond"], pgbench["federated"]["tps"]),
                                    "from": "1/(1/RS256 verify + 1/RS256 sign + 1/pgbench federated.sql)"}
+        if "phone" in pgbench:
+            bounds["phone"] = {"bound": bound(raw["rs256SignsPerSecond"], pgbench["phone"]["tps"]),
+                               "from": "1/(1/RS256 sign + 1/pgbench phone.sql)"}
         if "emaillink" in pgbench:
             bounds["emaillink"] = {"bound": bound(raw["rs256SignsPerSecond"], pgbench["emaillink"]["tps"]),
                                    "from": "1/(1/RS256 sign + 1/pgbench emaillink.sql)"}
@@ -806,6 +864,8 @@ def main():
         import_users(rest[0], int(rest[1]), int(rest[2]), int(rest[3]) if len(rest) > 3 else 4)
     elif command == "oobcodes":
         oobcodes(rest[0], int(rest[1]), int(rest[2]), rest[3])
+    elif command == "phone-sessions":
+        phone_sessions(rest[0], int(rest[1]), rest[2])
     elif command == "check-wrk":
         check_wrk(rest[0], rest[1])
     elif command == "median-rate":  # median req/s of DIR/NAME.<r>.txt
