@@ -43,6 +43,35 @@ struct AccountctlTests {
             errors: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
     }
 
+    @Test("config get and set turn phone sign-in on; a phone user is found by number and signed out")
+    func configAndPhoneUsers() async throws {
+        try await withServer(PhoneSignInTests.demoConfiguration(), database: try await TestDatabase.createMigrated()) { http in
+            let api = API(http: http)
+            let url = http.baseURL
+            let before = try await Self.run(["config", "get"], url: url)
+            let config = try JSONSerialization.jsonObject(with: Data(before.output.utf8)) as? [String: Any]
+            #expect(
+                before.status == 0
+                    && ((config?["signIn"] as? [String: Any])?["phoneNumber"] as? [String: Any])?["enabled"] as? Bool == false)
+            let set = try await Self.run(
+                ["config", "set", "signIn.phoneNumber.enabled=true", #"signIn.phoneNumber.testPhoneNumbers={"+16505550101":"123456"}"#],
+                url: url)
+            #expect(set.status == 0 && set.output.contains("updated signIn.phoneNumber.enabled"), "\(set.errors)")
+            let refused = try await Self.run(["config", "set", "mfa.state=ON"], url: url)
+            #expect(refused.status != 0 && refused.errors.contains("mfa.state"))
+
+            let sent = try await api.client("sendVerificationCode", ["phoneNumber": "+16505550101"])
+            let signedIn = try await api.client(
+                "signInWithPhoneNumber", ["sessionInfo": try #require(sent.string("sessionInfo")), "code": "123456"])
+            let session = Session(signedIn)
+            let got = try await Self.run(["users", "get", "+16505550101"], url: url)
+            #expect(got.status == 0 && got.output.contains(session.localID))
+            let signOut = try await Self.run(["users", "sign-out", "+16505550101"], url: url)
+            #expect(signOut.output.contains("1 session(s) revoked"))
+            #expect(try await api.refresh(session.refreshToken).status == 400)
+        }
+    }
+
     @Test("get, list, sign-out, sessions, disable/enable, delete, links, keys, audit, export — with exit codes that mean something")
     func operatorFlows() async throws {
         try await withServer(database: try await TestDatabase.createMigrated()) { http in

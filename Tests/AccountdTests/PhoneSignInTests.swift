@@ -187,6 +187,41 @@ struct PhoneSignInTests {
         }
     }
 
+    @Test(
+        "signUp.spec, emailLink.spec, setAccountInfo: a phone user adds email and password, another links an email by link; a disabled caller cannot link"
+    )
+    func phoneUsersGainCredentials() async throws {
+        try await withServer(Self.demoConfiguration(), database: try await TestDatabase.createMigrated()) { http in
+            let api = API(http: http)
+            try await Self.enablePhone(http)
+            let (first, firstCode) = try await Self.code(api, "+15555550131")
+            let phoneUser = Session(try await Self.complete(api, ["sessionInfo": first, "code": firstCode]))
+            let added = try await api.client(
+                "signUp", ["idToken": phoneUser.idToken, "email": "p@example.com", "password": "secret-pass", "returnSecureToken": true])
+            #expect(added.status == 200 && added.string("localId") == phoneUser.localID, "\(String(decoding: added.body, as: UTF8.self))")
+            #expect(try await api.signIn("p@example.com").localID == phoneUser.localID)
+            let info = (try await api.client("lookup", ["idToken": Session(added).idToken]).json["users"] as? [[String: Any]])?.first
+            let ids = Set((info?["providerUserInfo"] as? [[String: Any]] ?? []).compactMap { $0["providerId"] as? String })
+            #expect(ids == ["phone", "password"])
+
+            let (second, secondCode) = try await Self.code(api, "+15555550132")
+            let linker = Session(try await Self.complete(api, ["sessionInfo": second, "code": secondCode]))
+            let link = try await ActionHandlerTests.link(
+                api, "EMAIL_SIGNIN", "q@example.com", ["continueUrl": "https://example.com/finish", "canHandleCodeInApp": true])
+            let linked = try await api.client(
+                "signInWithEmailLink", ["email": "q@example.com", "oobCode": link.code, "idToken": linker.idToken])
+            #expect(linked.status == 200 && linked.string("localId") == linker.localID)
+            let user = (try await api.admin("lookup", ["localId": [linker.localID]]).json["users"] as? [[String: Any]])?.first
+            #expect(user?["email"] as? String == "q@example.com" && user?["phoneNumber"] as? String == "+15555550132")
+
+            // should error if user to be linked is disabled
+            let (third, thirdCode) = try await Self.code(api, "+15555550133")
+            #expect(try await api.admin("update", ["localId": linker.localID, "disableUser": true]).status == 200)
+            let refused = try await Self.complete(api, ["sessionInfo": third, "code": thirdCode, "idToken": Session(linked).idToken])
+            #expect(refused.errorCode == "USER_DISABLED")
+        }
+    }
+
     @Test("P11, P13, P14, 0.4: test numbers send nothing and take their code; regions refuse; tenants are unsupported; config checks")
     func configurationRules() async throws {
         let database = try await TestDatabase.createMigrated()
@@ -354,6 +389,39 @@ struct PhoneProductionTests {
         }
     }
 
+    @Test("P11 and a flood: test numbers are never limited and send nothing; one address is cut off after ten numbers")
+    func testNumbersAndFloods() async throws {
+        let receiver = SMSReceiver()
+        let database = try await TestDatabase.createMigrated()
+        try await receiver.run { url in
+            try await withServer(Self.configuration(webhook: url), database: database) { http in
+                var api = API(http: http)
+                api.project = "acme-prod"
+                try await PhoneSignInTests.enablePhone(http, project: "acme-prod", testNumbers: ["+16505550101": "123456"])
+                for attempt in 0..<20 {
+                    let sent = try await api.client("sendVerificationCode", ["phoneNumber": "+16505550101"])
+                    #expect(sent.status == 200, "test number, attempt \(attempt)")
+                }
+                #expect(try await TakeoverTests.count("SELECT count(*)::int FROM sms_outbox", database) == 0)
+                // Numbers of ten different ranges from one address, then an eleventh: sms_per_ip.
+                for index in 0..<10 {
+                    let sent = try await api.client("sendVerificationCode", ["phoneNumber": "+1555\(100 + index)550100"])
+                    #expect(sent.status == 200, "number \(index)")
+                }
+                let eleventh = try await api.client("sendVerificationCode", ["phoneNumber": "+15551205550100"])
+                #expect(
+                    eleventh.errorMessage == "TOO_MANY_ATTEMPTS_TRY_LATER : Too many requests from this network. Please try again later.")
+                #expect(eleventh.header("Retry-After") != nil)
+                #expect(try await TakeoverTests.count("SELECT count(*)::int FROM sms_outbox", database) == 10)
+                // Test numbers stay usable while the address is cut off, and still sign in with their code.
+                let test = try await api.client("sendVerificationCode", ["phoneNumber": "+16505550101"])
+                let signedIn = try await api.client(
+                    "signInWithPhoneNumber", ["sessionInfo": try #require(test.string("sessionInfo")), "code": "123456"])
+                #expect(signedIn.status == 200)
+            }
+        }
+    }
+
     @Test("A.7: codes acknowledged while the webhook is down are delivered once each by the next process, and still sign in")
     func deliveryAcrossARestart() async throws {
         let receiver = SMSReceiver()
@@ -425,6 +493,17 @@ struct PhoneProductionTests {
             #expect((found.json["users"] as? [[String: Any]])?.first?["phoneNumber"] as? String == "+442079460000")
             #expect(try await api.admin("signUp", ["phoneNumber": "+442079460000"]).errorCode == "PHONE_NUMBER_EXISTS")
             #expect(try await api.admin("lookup", ["phoneNumber": ["nope"]]).errorMessage == "INVALID_PHONE_NUMBER : Invalid format.")
+            #expect(try await api.admin("signUp", ["phoneNumber": "12345"]).errorCode == "INVALID_PHONE_NUMBER")
+            // setAccountInfo.spec: set, the same number again (a no-op), another user's, an invalid one.
+            let other = try #require(try await api.admin("signUp", ["email": "other@example.com"]).string("localId"))
+            #expect(try await api.admin("update", ["localId": other, "phoneNumber": "+1 555 555 0177"]).status == 200)
+            #expect(try await api.admin("update", ["localId": other, "phoneNumber": "+15555550177"]).status == 200)
+            #expect(try await api.admin("update", ["localId": other, "phoneNumber": "+442079460000"]).errorCode == "PHONE_NUMBER_EXISTS")
+            #expect(try await api.admin("update", ["localId": other, "phoneNumber": "abc"]).errorCode == "INVALID_PHONE_NUMBER")
+            let looked = (try await api.admin("lookup", ["localId": [other]]).json["users"] as? [[String: Any]])?.first
+            #expect(looked?["phoneNumber"] as? String == "+15555550177")
+            let providers = looked?["providerUserInfo"] as? [[String: Any]] ?? []
+            #expect(providers.contains { $0["providerId"] as? String == "phone" && $0["rawId"] as? String == "+15555550177" })
             let imported = try await api.admin("batchCreate", ["users": [["localId": "imp1", "phoneNumber": "12"]]])
             let errors = imported.json["error"] as? [[String: Any]]
             #expect(errors?.first?["message"] as? String == "Phone number format is invalid")

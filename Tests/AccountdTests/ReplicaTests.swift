@@ -72,6 +72,23 @@ struct ReplicaTests {
         }
     }
 
+    @Test("phone sign-in turned on through one replica's configuration resource is on at the other, whose cache held it off")
+    func projectConfigCrossesReplicas() async throws {
+        let database = try await TestDatabase.createMigrated()
+        try await withServer(PhoneSignInTests.demoConfiguration(), database: database) { httpA in
+            try await withServer(PhoneSignInTests.demoConfiguration(), database: database) { httpB in
+                let b = API(http: httpB)
+                #expect(try await b.client("sendVerificationCode", ["phoneNumber": "+15555550100"]).errorCode == "OPERATION_NOT_ALLOWED")
+                try await PhoneSignInTests.enablePhone(httpA)
+                // Far inside the cache's 60 s lifetime: only the notification can have told B.
+                let seenIn = try await Self.timeUntil(limit: .seconds(10)) {
+                    try await b.client("sendVerificationCode", ["phoneNumber": "+15555550100"]).status == 200
+                }
+                #expect(seenIn != nil, "replica B still refused phone sign-in 10 s after A turned it on")
+            }
+        }
+    }
+
     /// Polls `condition` until it holds or `limit` passes; returns how long it took.
     static func timeUntil(limit: Duration, _ condition: () async throws -> Bool) async throws -> Duration? {
         let start = ContinuousClock.now
