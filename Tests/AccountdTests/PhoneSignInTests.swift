@@ -184,6 +184,16 @@ struct PhoneSignInTests {
             let (freeSession, freeCode) = try await Self.code(api)
             let fresh = try await Self.complete(api, ["sessionInfo": freeSession, "code": freeCode])
             #expect(fresh.json["isNewUser"] as? Bool == true && fresh.string("localId") != squatter.localID)
+
+            // §4.8: a password reset of an unverified account takes the phone too.
+            let second = try await api.signUp("victim2@example.com")
+            let (linkSession, linkCode) = try await Self.code(api, "+15555550188")
+            #expect(
+                try await Self.complete(api, ["sessionInfo": linkSession, "code": linkCode, "idToken": second.idToken]).status == 200)
+            let reset = try await ActionHandlerTests.link(api, "PASSWORD_RESET", "victim2@example.com").code
+            #expect(try await api.client("resetPassword", ["oobCode": reset, "newPassword": "owner-pass-2"]).status == 200)
+            let after = (try await api.admin("lookup", ["localId": [second.localID]]).json["users"] as? [[String: Any]])?.first
+            #expect(after?["phoneNumber"] == nil)
         }
     }
 
