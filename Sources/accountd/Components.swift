@@ -58,7 +58,12 @@ struct Components: Sendable {
         limiter = AbuseLimiter(
             settings: configuration.abuseLimits, store: PostgresAbuseLimitStore(database: postgres, logger: logger),
             keyer: HMACLimitKeyer(key: sealer.derive(info: "accountd limits v1", count: 32)), clock: clock)
-        let environment = ServiceEnvironment(settings: configuration.projectSettings, clock: clock, limiter: limiter)
+        let projectConfigs = ProjectConfigService(
+            store: PostgresProjectConfigStore(database: postgres, logger: logger),
+            canSendSMS: configuration.phone.transport != .none || configuration.isDemoProject, suspended: true)
+        self.projectConfigs = projectConfigs
+        let environment = ServiceEnvironment(
+            settings: configuration.projectSettings, clock: clock, limiter: limiter, configs: projectConfigs)
         self.environment = environment
         let hasher = Argon2idHasher(
             parameters: configuration.accounts.passwordHashParameters, queueLimit: configuration.accounts.hashQueueLimit)
@@ -94,9 +99,6 @@ struct Components: Sendable {
             insecureTestMode: configuration.federation.acceptUnverifiedIdPTokens)
         admin = AdminService(
             accounts: accounts, environment: environment, store: store, users: store, keys: keyRing, signer: keyRing, hasher: hasher)
-        projectConfigs = ProjectConfigService(
-            store: PostgresProjectConfigStore(database: postgres, logger: logger),
-            canSendSMS: configuration.phone.transport != .none || configuration.isDemoProject, suspended: true)
         phone = PhoneSignInService(
             accounts: accounts, environment: environment, store: store, users: store, configs: projectConfigs,
             secrets: HMACPhoneSecrets(key: sealer.derive(info: "accountd phone codes", count: 32)), sealer: sealer,
@@ -124,7 +126,7 @@ struct Components: Sendable {
         var routes = APIRoutes()
         routes.addHealth(readiness: PostgresReadinessProbe(migrator: migrator, database: postgres))
         routes.addKeys(signer: keyRing)
-        routes.addClientSurface(settings: configuration.projectSettings, signer: keyRing)
+        routes.addClientSurface(environment: environment, signer: keyRing)
         routes.addAccounts(service: accounts)
         routes.addActionCodes(service: actionCodes, access: configuration.accessPolicy)
         routes.addIdPConfigs(
@@ -189,6 +191,19 @@ struct Components: Sendable {
             }
             try await keyRing.ensureCurrentKey()
             try await warnOfProvidersTrustingAnyDomain(idpConfigs, logger: logger)
+            // ACCOUNTD_AUTHORIZED_DOMAINS seeds the resource's list at the first start only (Corrections 11).
+            if try await projectConfigs.current().authorizedDomains == nil {
+                do {
+                    _ = try await projectConfigs.patch(
+                        ["authorizedDomains": .array(configuration.projectSettings.authorizedDomains.map(JSONValue.string))],
+                        mask: ["authorizedDomains"])
+                } catch let error as AccountError where error.code == .invalidAuthorizedDomain {
+                    // The environment's list keeps applying; the resource cannot hold it as it is.
+                    logger.warning(
+                        "ACCOUNTD_AUTHORIZED_DOMAINS could not seed the configuration resource; it applies until an admin sets authorizedDomains",
+                        metadata: ["reason": "\(error.detail ?? "")"])
+                }
+            }
             // Phone sign-in turned on through the configuration resource needs a way to send its codes.
             if try await projectConfigs.current().phone.enabled, configuration.phone.transport == .none, !configuration.isDemoProject {
                 throw StartupRefusal(

@@ -232,6 +232,32 @@ struct PhoneSignInTests {
         }
     }
 
+    @Test("Corrections 11: authorizedDomains is seeded from the environment, writable, validated, and in force at once")
+    func authorizedDomains() async throws {
+        try await withServer(Self.demoConfiguration(), database: try await TestDatabase.createMigrated()) { http in
+            let api = API(http: http)
+            let seeded = try await http.admin.get("/v2/projects/demo-test/config", headers: [API.admin])
+            #expect(seeded.json["authorizedDomains"] as? [String] == ["localhost", "example.com"])
+            func send(_ continueURL: String) async throws -> TestHTTPClient.Reply {
+                try await api.admin(
+                    "sendOobCode",
+                    ["requestType": "PASSWORD_RESET", "email": "a@example.com", "continueUrl": continueURL, "returnOobLink": true])
+            }
+            #expect(try await api.admin("signUp", ["email": "a@example.com"]).status == 200)
+            #expect(try await send("https://app.acme.org/done").errorCode == "UNAUTHORIZED_DOMAIN")
+            for bad in ["https://acme.org", "acme.org/path", "acme.org:443", "*.acme.org"] {
+                let refused = try await Self.patchConfig(http, mask: "authorizedDomains", ["authorizedDomains": [bad]])
+                #expect(refused.errorCode == "INVALID_AUTHORIZED_DOMAIN", "\(bad)")
+            }
+            let set = try await Self.patchConfig(http, mask: "authorizedDomains", ["authorizedDomains": ["ACME.org", "example.com"]])
+            #expect(set.status == 200 && set.json["authorizedDomains"] as? [String] == ["acme.org", "example.com"])
+            #expect(try await send("https://app.acme.org/done").status == 200, "in force at once")
+            #expect(try await send("http://localhost/done").errorCode == "UNAUTHORIZED_DOMAIN")
+            let project = try await http.get("/v1/projects?key=\(API.key)")
+            #expect(project.json["authorizedDomains"] as? [String] == ["acme.org", "example.com"])
+        }
+    }
+
     @Test("P11, P13, P14, 0.4: test numbers send nothing and take their code; regions refuse; tenants are unsupported; config checks")
     func configurationRules() async throws {
         let database = try await TestDatabase.createMigrated()

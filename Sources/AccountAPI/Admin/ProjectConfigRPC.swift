@@ -29,7 +29,6 @@ enum ProjectConfigRPC {
         ("signIn.email", "both email sign-in methods are always on in this version"),
         ("signIn.anonymous", "ACCOUNTD_ALLOW_ANONYMOUS"),
         ("emailPrivacyConfig", "ACCOUNTD_EMAIL_ENUMERATION_PROTECTION"),
-        ("authorizedDomains", "ACCOUNTD_AUTHORIZED_DOMAINS"),
     ]
 
     /// A PATCH may restate the server's members but not change them: they are set by its

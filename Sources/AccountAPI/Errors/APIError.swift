@@ -146,7 +146,7 @@ package struct APIError: Error, Sendable, Equatable {
         case .configurationNotFound: (httpStatus, status) = (.notFound, "NOT_FOUND")
         case .configurationExists: (httpStatus, status) = (.conflict, "ALREADY_EXISTS")
         case .missingConfigID, .invalidConfigID, .missingOAuthClientID, .missingIssuer, .invalidIssuer, .invalidConfig,
-            .emailTemplateUpdateNotAllowed, .invalidAdjacentIntervalRange:
+            .emailTemplateUpdateNotAllowed, .invalidAdjacentIntervalRange, .invalidAuthorizedDomain:
             status = "INVALID_ARGUMENT"
         default: break
         }

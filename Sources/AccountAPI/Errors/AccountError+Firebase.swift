@@ -68,6 +68,7 @@ extension AccountError.Code {
         case .invalidConfig: "INVALID_CONFIG"
         case .emailTemplateUpdateNotAllowed: "EMAIL_TEMPLATE_UPDATE_NOT_ALLOWED"
         case .invalidAdjacentIntervalRange: "INVALID_ADJACENT_INTERVAL_RANGE"
+        case .invalidAuthorizedDomain: "INVALID_AUTHORIZED_DOMAIN"
         case .configurationExists: "CONFIGURATION_EXISTS"
         case .configurationNotFound: "CONFIGURATION_NOT_FOUND"
         case .missingConfigID: "MISSING_CONFIG_ID"

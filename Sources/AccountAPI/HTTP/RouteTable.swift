@@ -28,10 +28,11 @@ extension APIRoutes {
 
     /// The client configuration the SDKs fetch (federation-and-limits.md §D.1–D.5), and the
     /// methods Google has that this server refuses (§D.6).
-    package mutating func addClientSurface(settings: ProjectSettings, signer: any TokenSigner) {
+    package mutating func addClientSurface(environment: ServiceEnvironment, signer: any TokenSigner) {
+        let settings = environment.settings
         register("v2/recaptchaConfig", ClientConfigurationRPC.recaptchaConfig(settings))
         register("v2/passwordPolicy", ClientConfigurationRPC.passwordPolicy(settings))
-        register("v1/projects", ClientConfigurationRPC.projectConfig(settings))
+        register("v1/projects", ClientConfigurationRPC.projectConfig(environment))
         register("v1/recaptchaParams", ClientConfigurationRPC.recaptchaParams(settings))
         register("v1/sessionCookiePublicKeys", ClientConfigurationRPC.sessionCookieKeys(signer))
         for (name, display) in UnsupportedRPC.methods {

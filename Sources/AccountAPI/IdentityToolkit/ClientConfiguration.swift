@@ -66,9 +66,10 @@ enum ClientConfigurationRPC {
 
     /// `GET /v1/projects` (§D.3): the project number and authorized domains; admins also learn
     /// which sign-ins are allowed.
-    static func projectConfig(_ settings: ProjectSettings) -> RPCEndpoint {
-        RPCEndpoint(method: .get) { call in
-            var config = ProjectConfig(projectId: settings.projectNumber, authorizedDomains: settings.authorizedDomains)
+    static func projectConfig(_ environment: ServiceEnvironment) -> RPCEndpoint {
+        let settings = environment.settings
+        return RPCEndpoint(method: .get) { call in
+            var config = ProjectConfig(projectId: settings.projectNumber, authorizedDomains: try await environment.authorizedDomains())
             if call.caller.isAdmin {
                 config.allowPasswordUser = settings.allowPasswordSignup
                 config.enableAnonymousUser = settings.allowAnonymous

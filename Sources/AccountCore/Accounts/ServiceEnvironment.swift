@@ -7,15 +7,25 @@ package struct ServiceEnvironment: Sendable {
     package let random: any RandomSource
     /// The abuse limits (federation-and-limits.md §E); off unless the composition passes one.
     package let limiter: AbuseLimiter
+    /// The configuration resource, whose stored members override the settings' (authorized
+    /// domains); nil where nothing is stored (unit tests).
+    package let configs: ProjectConfigService?
 
     /// An environment; without a limiter, abuse limits are off.
     package init(
         settings: ProjectSettings, clock: any WallClock = SystemClock(), random: any RandomSource = SystemRandom(),
-        limiter: AbuseLimiter? = nil
+        limiter: AbuseLimiter? = nil, configs: ProjectConfigService? = nil
     ) {
         self.settings = settings
         self.clock = clock
         self.random = random
         self.limiter = limiter ?? .off(clock: clock)
+        self.configs = configs
+    }
+
+    /// The domains continue URLs may point to now: the configuration resource's, once stored
+    /// (held on every replica through its cache), else the settings'.
+    package func authorizedDomains() async throws -> [String] {
+        try await configs?.current().authorizedDomains ?? settings.authorizedDomains
     }
 }

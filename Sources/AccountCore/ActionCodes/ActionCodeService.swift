@@ -77,7 +77,7 @@ package struct ActionCodeService: Sendable {
         var (email, newEmail) = try Self.identityFields(of: request, kind: kind)
 
         // Step 5: ActionCodeSettings.
-        try request.settings.validate(kind: kind, project: settings)
+        try request.settings.validate(kind: kind, project: settings, domains: try await environment.authorizedDomains())
 
         // Step 6: the ID token.
         var user: UserRecord?

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The project configuration resource `v2/projects/{p}/config` (mfa-phone-tenants.md §0.4) as
 /// stored: the members an admin set through it, as JSON, checked. Members that are views of the
 /// server's own configuration (`signIn.email`, `authorizedDomains`…) are not stored here; the API
@@ -7,6 +9,9 @@ package struct ProjectConfigDocument: Sendable, Equatable {
     package private(set) var stored: JSONValue
     /// `signIn.phoneNumber` and `smsRegionConfig`, read.
     package private(set) var phone: PhoneSignInConfig
+    /// `authorizedDomains` as stored (Corrections 11: writable); nil until first stored, when the
+    /// server's `ACCOUNTD_AUTHORIZED_DOMAINS` applies.
+    package private(set) var authorizedDomains: [String]?
 
     /// Every member the resource schema has [FB schema `GoogleCloudIdentitytoolkitAdminV2Config`];
     /// a body member outside it is refused.
@@ -19,7 +24,7 @@ package struct ProjectConfigDocument: Sendable, Equatable {
     /// The members stored here, as update-mask roots: a mask path under one of them replaces it.
     package static let storedRoots = [
         "signIn.phoneNumber", "smsRegionConfig", "mfa", "multiTenant", "blockingFunctions", "notification", "monitoring",
-        "autodeleteAnonymousUsers", "mobileLinksConfig", "recaptchaConfig", "quota", "defaultHostingSite",
+        "autodeleteAnonymousUsers", "mobileLinksConfig", "recaptchaConfig", "quota", "defaultHostingSite", "authorizedDomains",
     ]
 
     /// A stored document, checked.
@@ -31,6 +36,9 @@ package struct ProjectConfigDocument: Sendable, Equatable {
             testNumbers: try PhoneSignInConfig.testNumbers(stored.value(at: "signIn.phoneNumber.testPhoneNumbers")),
             regions: try SMSRegionPolicy(stored.value(at: "smsRegionConfig")))
         try Self.checkMFA(stored.value(at: "mfa"))
+        self.authorizedDomains = try stored.value(at: "authorizedDomains").map(Self.domains)
+        // Stored and echoed as they are compared: lower-cased, once each.
+        if let domains = authorizedDomains { _ = self.stored.set("authorizedDomains", to: .array(domains.map(JSONValue.string))) }
         if let subject = stored.value(at: "notification.sendEmail"), subject != .object([:]) {
             throw AccountError(.emailTemplateUpdateNotAllowed)
         }
@@ -55,6 +63,31 @@ package struct ProjectConfigDocument: Sendable, Equatable {
             for root in Self.storedRoots { _ = next.set(root, to: source.value(at: root)) }
         }
         return try ProjectConfigDocument(stored: next)
+    }
+
+    /// `authorizedDomains`: host names or IP literals, lower-cased; a scheme, path, port or wildcard
+    /// is refused (Corrections 11).
+    private static func domains(_ value: JSONValue) throws(AccountError) -> [String] {
+        guard case .array(let items) = value else { throw AccountError(.invalidAuthorizedDomain, "authorizedDomains must be a list") }
+        guard items.count <= 1000 else { throw AccountError(.invalidAuthorizedDomain, "at most 1000 domains") }
+        var domains: [String] = []
+        for item in items {
+            guard case .string(let raw) = item else { throw AccountError(.invalidAuthorizedDomain, "a domain must be a string") }
+            let domain = raw.lowercased()
+            let ipv6 =
+                domain.hasPrefix("[") && domain.hasSuffix("]") && domain.dropFirst().dropLast().allSatisfy { $0.isHexDigit || $0 == ":" }
+            let host =
+                !domain.isEmpty && domain.utf8.count <= 253
+                && domain.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
+                    (1...63).contains(label.count) && !label.hasPrefix("-") && !label.hasSuffix("-")
+                        && label.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-") }
+                }
+            guard ipv6 || host else {
+                throw AccountError(.invalidAuthorizedDomain, "\(raw.prefix(64)) is not a domain (no scheme, path, port or wildcard)")
+            }
+            if !domains.contains(domain) { domains.append(domain) }
+        }
+        return domains
     }
 
     /// `mfa`'s enum and range (§B.1); the rest of MFA is stored for the MFA routes.

@@ -34,7 +34,7 @@ package struct AccountError: Error, Hashable, Sendable, CustomStringConvertible 
         // Configuration resources (custom-token signers; later IdP configurations)
         case invalidConfig, configurationExists, configurationNotFound
         /// The project configuration resource (mfa-phone-tenants.md §0.4, §B.1).
-        case emailTemplateUpdateNotAllowed, invalidAdjacentIntervalRange
+        case emailTemplateUpdateNotAllowed, invalidAdjacentIntervalRange, invalidAuthorizedDomain
         case missingConfigID, invalidConfigID, missingOAuthClientID, missingIssuer, invalidIssuer
         // Federated sign-in (federation-and-limits.md §A.12)
         case missingRequestURI, invalidRequestURI, invalidCredentialOrProviderID, invalidProviderID, invalidIDPResponse

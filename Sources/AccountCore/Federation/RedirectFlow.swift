@@ -57,7 +57,7 @@ extension FederatedSignInService {
             scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty, components.fragment == nil,
             !(components.queryItems ?? []).contains(where: { $0.name == "state" })
         else { throw AccountError(.invalidContinueURI) }
-        guard environment.settings.isAuthorized(host: host) else {
+        guard ProjectSettings.isAuthorized(host: host, in: try await environment.authorizedDomains()) else {
             throw AccountError(.unauthorizedDomain, "Domain not allowlisted by project")
         }
         let apple = providerID == "apple.com"
