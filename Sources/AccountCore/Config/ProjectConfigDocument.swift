@@ -9,6 +9,8 @@ package struct ProjectConfigDocument: Sendable, Equatable {
     package private(set) var stored: JSONValue
     /// `signIn.phoneNumber` and `smsRegionConfig`, read.
     package private(set) var phone: PhoneSignInConfig
+    /// `mfa`, read (§B.1).
+    package var mfa: MFAConfig { MFAConfig(stored.value(at: "mfa")) }
     /// `authorizedDomains` as stored (Corrections 11: writable); nil until first stored, when the
     /// server's `ACCOUNTD_AUTHORIZED_DOMAINS` applies.
     package private(set) var authorizedDomains: [String]?
