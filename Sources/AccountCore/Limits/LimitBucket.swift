@@ -25,6 +25,10 @@ package enum LimitBucket: String, Sendable, CaseIterable {
     case smsPerIP = "sms_per_ip"
     /// SMS of the whole project in a day: the operator's bill. Answered `QUOTA_EXCEEDED`.
     case smsPerProjectDay = "sms_per_project_day"
+    /// Sessions of test numbers, which send no SMS and so count in no SMS bucket, but each write a
+    /// row: per address, and for the whole project so that rotating addresses cannot fill the table.
+    case testNumberSessionsPerIP = "test_number_sessions_per_ip"
+    case testNumberSessionsPerProject = "test_number_sessions_per_project"
 
     /// The default of §E.5.
     package var defaultBucket: RateBucket {
@@ -46,6 +50,10 @@ package enum LimitBucket: String, Sendable, CaseIterable {
         case .smsPerNumber: RateBucket(burst: 5, period: 720)
         case .smsPerRange, .smsPerIP: RateBucket(burst: 10, period: 360)
         case .smsPerProjectDay: RateBucket(burst: 1000, period: 86.4)
+        case .testNumberSessionsPerIP: RateBucket(burst: 100, period: 1)
+        // 10,000 at once, then 1,000 a minute: sessions live ten minutes and are swept a week
+        // after, so at most about 10 million rows (1.5 GB) however many addresses a client has.
+        case .testNumberSessionsPerProject: RateBucket(burst: 10_000, period: 0.06)
         }
     }
 
@@ -58,7 +66,9 @@ package enum LimitBucket: String, Sendable, CaseIterable {
         case .authFlowsPerProject: "Too many sign-in flows are in progress. Please try again later."
         case .smsPerNumberSpacing, .smsPerNumber, .smsPerRange: "Too many SMS sent to this number. Please try again later."
         case .smsPerProjectDay: "Exceeded daily quota for SMS."
-        case .mailPerIP, .codeFailuresPerIP, .lookupsPerIP, .credentialFailuresPerIP, .authFlowsPerIP, .adminTokenFailuresPerIP, .smsPerIP:
+        case .testNumberSessionsPerProject: "Too many verification sessions are in progress. Please try again later."
+        case .mailPerIP, .codeFailuresPerIP, .lookupsPerIP, .credentialFailuresPerIP, .authFlowsPerIP, .adminTokenFailuresPerIP, .smsPerIP,
+            .testNumberSessionsPerIP:
             "Too many requests from this network. Please try again later."
         }
     }

@@ -73,7 +73,14 @@ package struct PhoneSignInService: Sendable {
             throw AccountError(.operationNotAllowed, "SMS unable to be sent until this region enabled by the app developer.")
         }
         let testCode = config.testNumbers[number]
-        if testCode == nil { try await consumeSMSLimits(number: number, address: request.ipAddress) }
+        if testCode == nil {
+            try await consumeSMSLimits(number: number, address: request.ipAddress)
+        } else {
+            // No SMS, so no SMS quota (§A.2), but every session is a row: bounded per address and
+            // for the project as issue 31 bounded redirect flows.
+            try await environment.limiter.consume(.testNumberSessionsPerIP, request.ipAddress.map(AbuseLimiter.networkKey))
+            try await environment.limiter.consume(.testNumberSessionsPerProject, environment.settings.projectID)
+        }
         let random = environment.random
         let now = environment.clock.now()
         let sessionInfo = Base64URL.encode(random.bytes(32))
