@@ -261,6 +261,54 @@ enum Prepared {
         }
     }
 
+    /// A phone verification session by the SHA-256 of its `sessionInfo`, locked until the
+    /// transaction ends (phone sign-in, mfa-phone-tenants.md §A.5 step 2).
+    struct PhoneSessionForUpdate: PreparedQuery {
+        static let sql = """
+            SELECT phone_number, purpose, code_mac, attempts, expires_at, used_at IS NOT NULL FROM phone_sessions
+            WHERE session_hash = $1 AND tenant_id = $2 FOR UPDATE
+            """
+        let binds: PostgresBindings
+        init(hash: Data, tenant: String) throws {
+            binds = try bindings {
+                try $0.append(hash); $0.append(tenant)
+            }
+        }
+    }
+
+    /// Spends a phone verification session (and forgets the test inbox's copy of it).
+    struct PhoneSessionSpend: PreparedQuery {
+        static let sql =
+            "UPDATE phone_sessions SET used_at = $1, inbox_session_info = NULL, inbox_code = NULL WHERE session_hash = $2"
+        let binds: PostgresBindings
+        init(hash: Data, now: Date) throws {
+            binds = try bindings {
+                $0.append(now); try $0.append(hash)
+            }
+        }
+    }
+
+    /// Every column an update decides (``StoreTransaction/writeUser(_:)``): one statement for every
+    /// kind of change, so it is planned once per connection.
+    struct UserWrite: PreparedQuery {
+        static let sql = """
+            UPDATE users SET email = $3, email_verified = $4, email_link_signin = $5, initial_email = $6, display_name = $7,
+                photo_url = $8, phone_number = $9, disabled = $10, custom_attributes = $11, custom_auth = $12, anonymous = $13,
+                created_at = to_timestamp($14), last_login_at = to_timestamp($15), credential_version = $16
+            WHERE tenant_id = $1 AND local_id = $2
+            """
+        let binds: PostgresBindings
+        init(tenant: String, user: UserRecord) {
+            binds = bindings {
+                $0.append(tenant); $0.append(user.localID); $0.append(user.email); $0.append(user.emailVerified)
+                $0.append(user.emailLinkSignin); $0.append(user.initialEmail); $0.append(user.displayName); $0.append(user.photoURL)
+                $0.append(user.phoneNumber); $0.append(user.disabled); $0.append(user.customAttributes); $0.append(user.customAuth)
+                $0.append(user.anonymous); $0.append(user.createdAt.timeIntervalSince1970)
+                $0.append(user.lastLoginAt?.timeIntervalSince1970); $0.append(user.credentialVersion)
+            }
+        }
+    }
+
     /// A new session row (sign-in, sign-up, email link).
     struct SessionInsert: PreparedQuery {
         static let sql = "\(insert) VALUES (\(values(owner: "$2")))"

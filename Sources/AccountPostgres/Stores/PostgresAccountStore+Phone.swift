@@ -129,23 +129,16 @@ extension PostgresAccountStore: PhoneStore {
         switch proof {
         case .session(let hash, let mac):
             var row: PhoneSessionRow?
-            for try await (number, rawPurpose, codeMAC, attempts, expires, used) in try await tx.query(
-                """
-                SELECT phone_number, purpose, code_mac, attempts, expires_at, used_at IS NOT NULL FROM phone_sessions
-                WHERE session_hash = \(Data(hash)) AND tenant_id = \(tenant) FOR UPDATE
-                """
-            ).decode((String, String, Data, Int32, Date, Bool).self) {
+            for try await record in try await tx.execute(Prepared.PhoneSessionForUpdate(hash: Data(hash), tenant: tenant)) {
+                let (number, rawPurpose, codeMAC, attempts, expires, used) = try record.decode(
+                    (String, String, Data, Int32, Date, Bool).self)
                 guard let purpose = PhoneSessionPurpose(rawValue: rawPurpose) else { continue }
                 row = PhoneSessionRow(
                     phoneNumber: number, purpose: purpose, codeMAC: Array(codeMAC), attempts: Int(attempts), expiresAt: expires, used: used)
             }
             switch PhoneRules.check(row, presentedMAC: mac, purpose: purpose, now: now) {
             case .proven(let number):
-                try await tx.query(
-                    """
-                    UPDATE phone_sessions SET used_at = \(now), inbox_session_info = NULL, inbox_code = NULL
-                    WHERE session_hash = \(Data(hash))
-                    """)
+                for try await _ in try await tx.execute(Prepared.PhoneSessionSpend(hash: Data(hash), now: now)) {}
                 return .proven(number)
             case .wrongCode:
                 try await tx.query("UPDATE phone_sessions SET attempts = attempts + 1 WHERE session_hash = \(Data(hash))")

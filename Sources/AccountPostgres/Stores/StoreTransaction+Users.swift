@@ -93,15 +93,6 @@ extension StoreTransaction {
     /// Writes an account's fields as a Core rule decided them, in one statement; the password,
     /// the links and the revocation instants are written by their own steps.
     func writeUser(_ user: UserRecord) async throws {
-        try await query(
-            """
-            UPDATE users SET email = \(user.email), email_verified = \(user.emailVerified), email_link_signin = \(user.emailLinkSignin),
-                initial_email = \(user.initialEmail), display_name = \(user.displayName), photo_url = \(user.photoURL),
-                phone_number = \(user.phoneNumber), disabled = \(user.disabled), custom_attributes = \(user.customAttributes),
-                custom_auth = \(user.customAuth), anonymous = \(user.anonymous),
-                created_at = to_timestamp(\(user.createdAt.timeIntervalSince1970)),
-                last_login_at = to_timestamp(\(user.lastLoginAt?.timeIntervalSince1970)), credential_version = \(user.credentialVersion)
-            WHERE tenant_id = \(tenant) AND local_id = \(user.localID)
-            """)
+        for try await _ in try await execute(Prepared.UserWrite(tenant: tenant, user: user)) {}
     }
 }
