@@ -171,7 +171,8 @@ struct Components: Sendable {
                         gate: gate,
                         inner: OutboxWorker(
                             database: postgres, queue: PostgresSMSOutbox(transport: sms, sealer: sealer), logger: logger,
-                            maxAttempts: 12, maxBackoff: .seconds(60))))
+                            // Retried until the code dies (mayRetry), not for a count of attempts (§A.7).
+                            maxAttempts: .max, maxBackoff: .seconds(60))))
             }
         }
         return services

@@ -104,27 +104,33 @@ struct DomainRulesTests {
 
     @Test("§4.3 step 5: ActionCodeSettings faults in the reference's order; authorized domains at label boundaries")
     func actionCodeSettings() {
-        var project = ProjectSettings(projectID: "p")
-        project.authorizedDomains = ["localhost", "example.com", "10.0.0.1"]
-        #expect(project.isAuthorized(host: "app.example.com"))
-        #expect(!project.isAuthorized(host: "badexample.com"))
-        #expect(project.isAuthorized(host: "10.0.0.1"))
-        #expect(!project.isAuthorized(host: "1.10.0.0.1"))
+        let project = ProjectSettings(projectID: "p")
+        let domains = ["localhost", "example.com", "10.0.0.1"]
+        #expect(ProjectSettings.isAuthorized(host: "app.example.com", in: domains))
+        #expect(!ProjectSettings.isAuthorized(host: "badexample.com", in: domains))
+        #expect(ProjectSettings.isAuthorized(host: "10.0.0.1", in: domains))
+        #expect(!ProjectSettings.isAuthorized(host: "1.10.0.0.1", in: domains))
         var settings = ActionCodeSettings()
         settings.continueURL = "https://evil.net/x"
         settings.androidInstallApp = true
         #expect(throws: AccountError(.unauthorizedDomain, "Domain not allowlisted by project")) {
-            try settings.validate(kind: .passwordReset, project: project)
+            try settings.validate(kind: .passwordReset, project: project, domains: domains)
         }
         settings.continueURL = "https://example.com/x"
-        #expect(throws: AccountError(.missingAndroidPackageName)) { try settings.validate(kind: .passwordReset, project: project) }
+        #expect(throws: AccountError(.missingAndroidPackageName)) {
+            try settings.validate(kind: .passwordReset, project: project, domains: domains)
+        }
         settings.continueURL = nil
-        #expect(throws: AccountError(.missingContinueURI)) { try settings.validate(kind: .passwordReset, project: project) }
-        #expect(throws: AccountError(.missingContinueURI)) { try ActionCodeSettings().validate(kind: .emailSignIn, project: project) }
+        #expect(throws: AccountError(.missingContinueURI)) {
+            try settings.validate(kind: .passwordReset, project: project, domains: domains)
+        }
+        #expect(throws: AccountError(.missingContinueURI)) {
+            try ActionCodeSettings().validate(kind: .emailSignIn, project: project, domains: domains)
+        }
         #expect(throws: AccountError(.invalidContinueURI)) {
             var s = ActionCodeSettings()
             s.continueURL = "ftp://example.com"
-            try s.validate(kind: .verifyEmail, project: project)
+            try s.validate(kind: .verifyEmail, project: project, domains: domains)
         }
     }
 

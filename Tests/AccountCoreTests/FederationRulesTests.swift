@@ -144,7 +144,7 @@ struct FederationRulesTests {
             !FederationRules.linking(assertion, to: UserRecord.anonymousSignUp(localID: "a", now: Self.t0), trusted: false, now: Self.t0)
                 .anonymous)
         #expect(
-            FederationRules.signedIn(owner, now: Self.t0 + 9)
+            owner.signedIn(now: Self.t0 + 9)
                 == {
                     var u = owner; u.lastLoginAt = Self.t0 + 9; return u
                 }())

@@ -18,6 +18,8 @@ struct PhoneRulesTests {
         #expect(try PhoneNumber.normalise("+123456789012345") == "+123456789012345")
         #expect(PhoneNumber.obfuscated("+15555550100") == "+*******0100")
         #expect(PhoneNumber.range(of: "+15555550100") == "+15555550")
+        #expect(SMSMessage.appSignatureHash("FA+9qCX9VSu") == "FA+9qCX9VSu")
+        for bad in ["FA+9qCX9VS", "FA+9qCX9VSuu", "FA 9qCX9VSu", "call me now"] { #expect(SMSMessage.appSignatureHash(bad) == nil) }
     }
 
     @Test("A.2: test numbers are canonical keys with six-digit codes, at most ten; regions match calling codes")

@@ -105,7 +105,10 @@ struct FederationStoreContractTests {
             guard
                 case .signedIn(let untrusted, _, _, _) = try await signIn(
                     store, use(assertion("sub-3", email: "new@corp.example", verified: true), trusted: false), id: "u3")
-            else { return }
+            else {
+                Issue.record("an untrusted assertion of a new email did not sign up")
+                return
+            }
             #expect(untrusted.email == "new@corp.example" && untrusted.emailVerified == false)
         }
     }

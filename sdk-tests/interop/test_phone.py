@@ -1,7 +1,5 @@
 """Phone numbers through the real Firebase Admin SDK for Python and the REST calls the client SDKs
 make (mfa-phone-tenants.md §A), against a running accountd whose demo test inbox is on."""
-import os
-
 import pytest
 import requests
 from firebase_admin import auth

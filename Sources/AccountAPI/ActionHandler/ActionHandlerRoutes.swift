@@ -82,7 +82,7 @@ struct ActionHandler: Sendable {
     // MARK: GET
 
     func show(_ request: Request, from address: String?, logger: Logger) async -> Response {
-        let parameters = parse(Self.formFields(request.uri.query ?? ""), domains: await domains())
+        let parameters = await parse(Self.formFields(request.uri.query ?? ""))
         let lang = parameters.lang
         guard let mode = parameters["mode"], let kind = Self.modes[mode] else { return failure("error.mode", 400, lang) }
         guard let code = parameters["oobCode"] else { return failure("error.missing", 400, lang) }
@@ -119,7 +119,7 @@ struct ActionHandler: Sendable {
     /// Runs `body` with a code form's fields and code once its CSRF token (for `purpose`) and its
     /// continue URL check out; otherwise answers the page that refuses it.
     func withCodeForm(_ request: Request, purpose: String, _ body: (Parameters, String) async -> Response) async -> Response {
-        let parameters = parse(await Self.formBody(request), domains: await domains())
+        let parameters = await parse(await Self.formBody(request))
         let lang = parameters.lang
         guard let code = parameters["oobCode"] else { return failure("error.missing", 400, lang) }
         guard csrf.verify(parameters["csrf"], purpose: purpose, value: code) else { return failure("error.csrf", 403, lang) }
@@ -185,7 +185,7 @@ struct ActionHandler: Sendable {
     }
 
     func submitSendReset(_ request: Request, from address: String?, logger: Logger) async -> Response {
-        let parameters = parse(await Self.formBody(request), domains: await domains())
+        let parameters = await parse(await Self.formBody(request))
         let lang = parameters.lang
         guard let email = parameters["email"] else { return failure("error.missing", 400, lang) }
         guard csrf.verify(parameters["csrf"], purpose: "sendPasswordReset", value: email) else { return failure("error.csrf", 403, lang) }
@@ -353,17 +353,13 @@ struct ActionHandler: Sendable {
 
     // MARK: Parsing
 
-    /// The authorized domains in force; the settings' when the configuration cannot be read (the
-    /// page then offers fewer continue links, never more).
-    func domains() async -> [String] {
-        (try? await service.environment.authorizedDomains()) ?? service.settings.authorizedDomains
-    }
-
-    func parse(_ fields: [String: String], domains: [String]) -> Parameters {
+    /// A continue URL is offered only on a domain authorized now; when the list cannot be read,
+    /// none is.
+    func parse(_ fields: [String: String]) async -> Parameters {
         let rawLang = ActionLanguage.tag(fields["lang"]) ?? "en"
         var continueURL: String?
         if let raw = fields["continueUrl"], !raw.isEmpty, let host = ActionCodeSettings.httpHost(raw),
-            ProjectSettings.isAuthorized(host: host, in: domains)
+            let domains = try? await service.environment.authorizedDomains(), ProjectSettings.isAuthorized(host: host, in: domains)
         {
             continueURL = raw
         }

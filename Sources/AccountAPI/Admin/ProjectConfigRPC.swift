@@ -70,17 +70,18 @@ enum ProjectConfigRPC {
     /// The resource: the server's members, then the stored ones over their defaults.
     static func wire(_ document: ProjectConfigDocument, settings: ProjectSettings) -> JSONValue {
         var config = serverView(settings)
-        _ = config.set("name", to: .string("projects/\(settings.projectNumber)/config"))
+        // Defaults of the stored members, then what is stored, then the output-only members.
         _ = config.set("signIn.phoneNumber", to: .object(["enabled": .bool(false)]))
         _ = config.set("mfa", to: .object(["state": .string("DISABLED")]))
         _ = config.set("multiTenant", to: .object(["allowTenants": .bool(false)]))
         _ = config.set("smsRegionConfig", to: .object([:]))
-        _ = config.set(
-            "notification.sendSms.smsTemplate.content", to: .string("%LOGIN_CODE% is your verification code for %APP_NAME%."))
-        _ = config.set("client.apiKey", to: .string(settings.linkAPIKey))
         for path in ProjectConfigDocument.storedRoots {
             if let value = document.stored.value(at: path) { _ = config.set(path, to: value) }
         }
+        _ = config.set("name", to: .string("projects/\(settings.projectNumber)/config"))
+        _ = config.set(
+            "notification.sendSms.smsTemplate.content", to: .string("%LOGIN_CODE% is your verification code for %APP_NAME%."))
+        _ = config.set("client.apiKey", to: .string(settings.linkAPIKey))
         return config
     }
 }

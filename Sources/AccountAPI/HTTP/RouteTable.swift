@@ -38,7 +38,6 @@ extension APIRoutes {
         for (name, display) in UnsupportedRPC.methods {
             register(name, UnsupportedRPC.endpoint("\(display) is not supported by this server."))
         }
-        for (name, reason) in UnsupportedRPC.disabled { register(name, UnsupportedRPC.endpoint(reason)) }
     }
 
     /// Custom tokens: the client's sign-in and the admin's signers (federation-and-limits.md §C).

@@ -111,9 +111,6 @@ enum UnsupportedRPC {
         "v3/signOutUser": "signOutUser", "v3/setProjectConfig": "setProjectConfig",
     ]
 
-    /// Methods refused with a reason of their own (identity-toolkit.md §4.16).
-    static let disabled: [String: String] = [:]
-
     static func endpoint(_ detail: String) -> RPCEndpoint {
         RPCEndpoint(anyMethod: true) { _ in throw AccountError(.operationNotAllowed, detail) }
     }

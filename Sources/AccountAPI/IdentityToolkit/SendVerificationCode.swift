@@ -15,11 +15,13 @@ enum SendVerificationCodeRPC {
             case .string(let text)?: number = text
             default: number = nil  // absent or not a string: A.1's `Invalid format.`
             }
-            let hash = body.value("autoRetrievalInfo")?.value(at: "appSignatureHash")?.stringValue
+            // Only the Android SMS Retriever's 11-character app hash reaches the SMS text: nothing
+            // else a client sends is written into a message the operator pays for and signs.
+            let hash = body.value("autoRetrievalInfo")?.value(at: "appSignatureHash")?.stringValue.flatMap(SMSMessage.appSignatureHash)
             let sessionInfo = try await service.sendVerificationCode(
                 PhoneSignInService.SendRequest(
-                    phoneNumber: number, tenantID: try body.string("tenantId"), appSignatureHash: hash.flatMap { $0.isEmpty ? nil : $0 },
-                    locale: call.locale, ipAddress: call.limitedAddress))
+                    phoneNumber: number, tenantID: try body.string("tenantId"), appSignatureHash: hash,
+                    locale: ActionLanguage.tag(call.locale), ipAddress: call.limitedAddress))
             return try WireEncoding.response(Response(sessionInfo: sessionInfo))
         }
     }

@@ -3,26 +3,26 @@ import Foundation
 /// The use cases of accounts and sessions, independent of HTTP and SQL: validation order of the
 /// reference, hashing off the event loops, one store transaction per change, tokens minted after.
 package struct AccountService: Sendable {
-    package let settings: ProjectSettings
+    /// The settings, clock, random source and limiter every service shares.
+    package let environment: ServiceEnvironment
     package let store: any AccountStore
     package let hasher: any PasswordHasher
     package let signer: any TokenSigner
     package let refreshCodec: any RefreshTokenCodec
     package let cache: RevocationCache
-    package let clock: any WallClock
-    package let random: any RandomSource
+
+    package var settings: ProjectSettings { environment.settings }
+    package var clock: any WallClock { environment.clock }
+    package var random: any RandomSource { environment.random }
     /// The abuse limits (federation-and-limits.md §E); off unless the composition passes one.
-    package let limiter: AbuseLimiter
+    package var limiter: AbuseLimiter { environment.limiter }
 
     /// Wires the service.
     package init(
         environment: ServiceEnvironment, store: any AccountStore, hasher: any PasswordHasher, signer: any TokenSigner,
         refreshCodec: any RefreshTokenCodec, cache: RevocationCache
     ) {
-        self.limiter = environment.limiter
-        self.settings = environment.settings
-        self.clock = environment.clock
-        self.random = environment.random
+        self.environment = environment
         self.store = store
         self.hasher = hasher
         self.signer = signer
@@ -39,11 +39,6 @@ package struct AccountService: Sendable {
         self.init(
             environment: ServiceEnvironment(settings: settings, clock: clock, random: random, limiter: limiter), store: store,
             hasher: hasher, signer: signer, refreshCodec: refreshCodec, cache: cache)
-    }
-
-    /// The environment the service was wired with.
-    package var environment: ServiceEnvironment {
-        ServiceEnvironment(settings: settings, clock: clock, random: random, limiter: limiter)
     }
 
     /// The admin's lookup by identifiers (`accounts:lookup` with `localId`, `email`, `phoneNumber`):
@@ -210,12 +205,13 @@ package struct AccountService: Sendable {
         guard let email = EmailAddress.normalize(identifier) else { throw AccountError(.invalidIdentifier) }
         guard let url = URL(string: continueURI), url.scheme != nil else { throw AccountError(.invalidContinueURI) }
         try await limiter.consume(.lookupsPerIP, address.map(AbuseLimiter.networkKey))
-        let hidden = settings.hidesAccounts(fromAdmin: isAdmin)
+        // Hidden: nothing is looked up, so neither the answer nor its time says whether one exists.
+        if settings.hidesAccounts(fromAdmin: isAdmin) { return Discovery(nil, hidden: true) }
         // The account with that email, else the first with a federated identity of that email
         // (federation-and-limits.md §A.11).
         var user = try await store.user(email: email)
         if user == nil { user = try await store.userWithFederatedEmail(email) }
-        return Discovery(user, hidden: hidden)
+        return Discovery(user, hidden: false)
     }
 
     // MARK: Helpers

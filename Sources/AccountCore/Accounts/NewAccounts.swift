@@ -86,6 +86,13 @@ extension UserRecord {
         return user
     }
 
+    /// A returning sign-in of this account (federated identity, phone number): only its last sign-in changes.
+    package func signedIn(now: Date) -> UserRecord {
+        var user = self
+        user.lastLoginAt = now
+        return user
+    }
+
     /// A custom-token sign-in of this account: it is now a custom-auth account, and not anonymous.
     package func signedInWithCustomToken(now: Date) -> UserRecord {
         var user = self

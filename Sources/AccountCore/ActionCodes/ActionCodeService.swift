@@ -77,7 +77,8 @@ package struct ActionCodeService: Sendable {
         var (email, newEmail) = try Self.identityFields(of: request, kind: kind)
 
         // Step 5: ActionCodeSettings.
-        try request.settings.validate(kind: kind, project: settings, domains: try await environment.authorizedDomains())
+        let domains = request.settings.continueURL == nil ? [] : try await environment.authorizedDomains()
+        try request.settings.validate(kind: kind, project: settings, domains: domains)
 
         // Step 6: the ID token.
         var user: UserRecord?

@@ -18,14 +18,14 @@ package struct ActionCodeSettings: Sendable, Equatable, Codable {
 
     /// identity-toolkit.md §4.3 step 5, in order; never depends on whether an account exists. The
     /// app fields, stored with the code and written into its link, are bounded first (decision 17).
-    package func validate(kind: ActionCodeKind, project: ProjectSettings, domains: [String]? = nil) throws(AccountError) {
+    package func validate(kind: ActionCodeKind, project: ProjectSettings, domains: [String]) throws(AccountError) {
         try FieldLimits.check(iOSBundleID, "iOSBundleId", FieldLimits.appField)
         try FieldLimits.check(iOSAppStoreID, "iOSAppStoreId", FieldLimits.appField)
         try FieldLimits.check(androidPackageName, "androidPackageName", FieldLimits.appField)
         try FieldLimits.check(androidMinimumVersion, "androidMinimumVersion", FieldLimits.appField)
         if let continueURL {
             guard let host = Self.httpHost(continueURL) else { throw AccountError(.invalidContinueURI) }
-            guard ProjectSettings.isAuthorized(host: host, in: domains ?? project.authorizedDomains) else {
+            guard ProjectSettings.isAuthorized(host: host, in: domains) else {
                 throw AccountError(.unauthorizedDomain, "Domain not allowlisted by project")
             }
         } else if kind == .emailSignIn || canHandleCodeInApp || iOSBundleID != nil || iOSAppStoreID != nil
@@ -99,11 +99,6 @@ package struct ActionCodeSettings: Sendable, Equatable, Codable {
 extension ProjectSettings {
     /// identity-toolkit.md §4.3 5.1: equal to an authorized domain or its subdomain at a label boundary; IP
     /// literals must match exactly.
-    package func isAuthorized(host: String) -> Bool {
-        Self.isAuthorized(host: host, in: authorizedDomains)
-    }
-
-    /// The same against `authorizedDomains`, the list in force (the configuration resource's).
     package static func isAuthorized(host: String, in authorizedDomains: [String]) -> Bool {
         let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         let isIP = host.contains(":") || host.split(separator: ".").allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }

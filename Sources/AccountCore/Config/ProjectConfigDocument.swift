@@ -20,13 +20,15 @@ package struct ProjectConfigDocument: Sendable, Equatable {
     package static let schemaMembers: Set<String> = [
         "name", "signIn", "notification", "quota", "monitoring", "multiTenant", "authorizedDomains", "subtype", "client", "mfa",
         "blockingFunctions", "recaptchaConfig", "smsRegionConfig", "autodeleteAnonymousUsers", "passwordPolicyConfig",
-        "emailPrivacyConfig", "mobileLinksConfig", "defaultHostingSite",
+        "emailPrivacyConfig", "mobileLinksConfig", "defaultHostingSite", "hostingSite",
     ]
 
     /// The members stored here, as update-mask roots: a mask path under one of them replaces it.
     package static let storedRoots = [
         "signIn.phoneNumber", "smsRegionConfig", "mfa", "multiTenant", "blockingFunctions", "notification", "monitoring",
         "autodeleteAnonymousUsers", "mobileLinksConfig", "recaptchaConfig", "quota", "defaultHostingSite", "authorizedDomains",
+        // Accepted, stored and echoed with no effect here (Corrections 12).
+        "passwordPolicyConfig", "client.permissions", "subtype", "hostingSite",
     ]
 
     /// A stored document, checked.
@@ -41,9 +43,13 @@ package struct ProjectConfigDocument: Sendable, Equatable {
         self.authorizedDomains = try stored.value(at: "authorizedDomains").map(Self.domains)
         // Stored and echoed as they are compared: lower-cased, once each.
         if let domains = authorizedDomains { _ = self.stored.set("authorizedDomains", to: .array(domains.map(JSONValue.string))) }
-        if let subject = stored.value(at: "notification.sendEmail"), subject != .object([:]) {
+        if case .object(let templates)? = stored.value(at: "notification.sendEmail"),
+            templates.values.contains(where: { $0.value(at: "subject") != nil })
+        {
             throw AccountError(.emailTemplateUpdateNotAllowed)
         }
+        // Output only: the SMS text is the server's (§A.7).
+        _ = self.stored.set("notification.sendSms.smsTemplate", to: nil)
     }
 
     /// The document after a PATCH (§0.4): masked members replaced by the body's (absent ones back to
@@ -58,8 +64,13 @@ package struct ProjectConfigDocument: Sendable, Equatable {
         let source = JSONValue.object(body)
         var next = stored
         if let mask {
-            for path in mask where Self.storedRoots.contains(where: { path == $0 || path.hasPrefix($0 + ".") }) {
-                _ = next.set(path, to: source.value(at: path))
+            for path in mask {
+                if Self.storedRoots.contains(where: { path == $0 || path.hasPrefix($0 + ".") }) {
+                    _ = next.set(path, to: source.value(at: path))
+                } else {
+                    // A parent of stored members (`signIn`): each of them.
+                    for root in Self.storedRoots where root.hasPrefix(path + ".") { _ = next.set(root, to: source.value(at: root)) }
+                }
             }
         } else {
             for root in Self.storedRoots { _ = next.set(root, to: source.value(at: root)) }

@@ -99,11 +99,4 @@ package enum FederationRules {
         }
         return after
     }
-
-    /// §A.8 row 1: a returning identity's account; only its last sign-in changes.
-    package static func signedIn(_ user: UserRecord, now: Date) -> UserRecord {
-        var after = user
-        after.lastLoginAt = now
-        return after
-    }
 }

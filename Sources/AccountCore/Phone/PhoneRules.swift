@@ -68,13 +68,6 @@ package enum PhoneRules {
         return .mintProof
     }
 
-    /// The account after a phone sign-in: signed in now, no longer anonymous (§A.5).
-    package static func signedIn(_ user: UserRecord, now: Date) -> UserRecord {
-        var user = user
-        user.lastLoginAt = now
-        return user
-    }
-
     /// The account after a link: the number is its phone (replacing another), and it is no longer
     /// anonymous (§A.5 link step 4).
     package static func linked(_ user: UserRecord, phoneNumber: String) -> UserRecord {

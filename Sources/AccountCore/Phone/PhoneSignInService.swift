@@ -145,14 +145,23 @@ package struct PhoneSignInService: Sendable {
         let session = accounts.newSession(provider: "phone", method: "phone", client: request.client)
         let now = environment.clock.now()
         if let idToken = request.idToken {
-            let caller = try await accounts.authenticate(idToken)
-            try await accounts.requireRecentLogin(caller, of: try await users.user(localID: caller.localID))
+            // §A.5: the proof is step 2 and the caller's token step 3, so a refusal of the token
+            // waits for the proof's verdict (a wrong code is INVALID_CODE, and counted).
+            var caller: AccountService.Authenticated?
+            var refusal: AccountError?
+            do {
+                let authenticated = try await accounts.authenticate(idToken)
+                try await accounts.requireRecentLogin(authenticated, of: try await users.user(localID: authenticated.localID))
+                caller = authenticated
+            } catch let error as AccountError where error.code != .unavailable {
+                refusal = error
+            }
             let newProof = Base64URL.encode(environment.random.bytes(32))
             let outcome = try await limiter.countingCodeFailures(address: address) {
                 try Self.settled(
                     try await store.linkPhone(
                         PhoneLink(
-                            proof: proof, localID: caller.localID, guardSession: caller.sessionGuard, session: session,
+                            proof: proof, caller: caller.map { ($0.localID, $0.sessionGuard) }, refusal: refusal, session: session,
                             newProofHash: secrets.hash(newProof), proofExpiresAt: now + Self.proofLifetime, now: now)))
             }
             switch outcome {

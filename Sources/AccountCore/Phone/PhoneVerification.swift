@@ -109,8 +109,11 @@ package struct PhoneSignIn: Sendable {
 /// A phone link to a signed-in account (§A.5 "Link").
 package struct PhoneLink: Sendable {
     package var proof: PhoneProof
-    package var localID: String
-    package var guardSession: SessionGuard
+    /// The caller, as its ID token said; nil when the token was refused (``refusal``).
+    package var caller: (localID: String, guardSession: SessionGuard)?
+    /// The caller's refusal (a bad or stale ID token): answered only once the proof holds, since
+    /// §A.5 checks the proof first; the proof then stays unspent.
+    package var refusal: AccountError?
     package var session: NewSession
     /// The hash of the `temporaryProof` to mint if the number is someone else's, and its expiry.
     package var newProofHash: [UInt8]
@@ -118,12 +121,13 @@ package struct PhoneLink: Sendable {
     package var now: Date
 
     package init(
-        proof: PhoneProof, localID: String, guardSession: SessionGuard, session: NewSession, newProofHash: [UInt8], proofExpiresAt: Date,
+        proof: PhoneProof, caller: (localID: String, guardSession: SessionGuard)?, refusal: AccountError?, session: NewSession,
+        newProofHash: [UInt8], proofExpiresAt: Date,
         now: Date
     ) {
         self.proof = proof
-        self.localID = localID
-        self.guardSession = guardSession
+        self.caller = caller
+        self.refusal = refusal
         self.session = session
         self.newProofHash = newProofHash
         self.proofExpiresAt = proofExpiresAt

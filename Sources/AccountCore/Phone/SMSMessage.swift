@@ -30,6 +30,15 @@ package struct SMSMessage: Sendable, Equatable, Codable {
         self.appSignatureHash = appSignatureHash
     }
 
+    /// `raw` when it is an Android SMS Retriever app hash (11 characters of base64), else nil.
+    package static func appSignatureHash(_ raw: String) -> String? {
+        let bytes = Array(raw.utf8)
+        let allowed = { (byte: UInt8) in
+            (65...90).contains(byte) || (97...122).contains(byte) || (48...57).contains(byte) || byte == 43 || byte == 47
+        }
+        return bytes.count == 11 && bytes.allSatisfy(allowed) ? raw : nil
+    }
+
     /// The SMS text [FB template `%LOGIN_CODE% is your verification code for %APP_NAME%.`], with
     /// the Android SMS Retriever's hash on a line of its own when the app sent one.
     package static func text(code: String, appName: String, appSignatureHash: String?) -> String {

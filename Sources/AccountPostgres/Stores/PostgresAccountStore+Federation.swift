@@ -134,7 +134,7 @@ extension PostgresAccountStore: FederationStore {
         switch plan {
         case .signIn(let user):
             localID = user.localID
-            written = FederationRules.signedIn(user, now: now)
+            written = user.signedIn(now: now)
             try await tx.writeUser(written!)
         case .needConfirmation(let user):
             throw NeedsConfirmation(user: user)

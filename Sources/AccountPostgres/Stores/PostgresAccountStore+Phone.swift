@@ -41,20 +41,19 @@ extension PostgresAccountStore: PhoneStore {
                     }
                     let step = try PhoneRules.signIn(
                         owner: try await tx.user(phoneNumber: number), reauthentication: request.reauthentication)
-                    let user: UserRecord
-                    var isNewUser = false
                     switch step {
                     case .signIn(let owner):
-                        user = PhoneRules.signedIn(owner, now: request.now)
-                        try await tx.writeUser(user)
+                        // The sign-in write: last sign-in and the new session in one statement.
+                        guard let ticket = try await tx.signInWrite(request.session, as: owner, now: request.now) else {
+                            throw AccountError(.unavailable, "The account is busy, retry shortly.")
+                        }
+                        return .signedIn(owner.signedIn(now: request.now), ticket, isNewUser: false)
                     case .create:
                         guard request.creationAdmitted else { throw NeedsAdmission() }
-                        user = .phoneSignUp(localID: request.newLocalID, phoneNumber: number, now: request.now)
+                        let user = UserRecord.phoneSignUp(localID: request.newLocalID, phoneNumber: number, now: request.now)
                         _ = try await tx.insertUsers([user])
-                        isNewUser = true
+                        return .signedIn(user, try await tx.insertSession(request.session, user: user, now: request.now), isNewUser: true)
                     }
-                    let ticket = try await tx.insertSession(request.session, user: user, now: request.now)
-                    return .signedIn(user, ticket, isNewUser: isNewUser)
                 }
             } catch is NeedsAdmission {
                 return .creationNeedsAdmission
@@ -66,14 +65,28 @@ extension PostgresAccountStore: PhoneStore {
     }
 
     package func linkPhone(_ request: PhoneLink) async throws -> PhoneOutcome {
+        // One re-run when a concurrent link or sign-in took the number first: it is then someone
+        // else's, and the answer is a temporaryProof (§A.5 link step 3).
+        do {
+            return try await linkPhoneOnce(request)
+        } catch let error as AccountError where error.code == .phoneNumberExists {
+            if case .temporaryProof = request.proof { throw error }
+            return try await linkPhoneOnce(request)
+        }
+    }
+
+    private func linkPhoneOnce(_ request: PhoneLink) async throws -> PhoneOutcome {
         try await transaction { tx in
             let number: String
             switch try await prove(request.proof, purpose: .signIn, now: request.now, in: tx) {
             case .proven(let proven): number = proven
             case .refused(let error): return .refused(error)
             }
-            guard let caller = try await tx.user(localID: request.localID, lock: true) else { throw AccountError(.userNotFound) }
-            try await tx.check(request.guardSession, user: caller)
+            if let refusal = request.refusal { throw refusal }
+            guard let who = request.caller, let caller = try await tx.user(localID: who.localID, lock: true) else {
+                throw AccountError(.userNotFound)
+            }
+            try await tx.check(who.guardSession, user: caller)
             let owner = try await tx.user(phoneNumber: number)
             guard case .temporaryProof = request.proof else {
                 if try PhoneRules.link(caller: caller, owner: owner, provenByProof: false) == .mintProof {
