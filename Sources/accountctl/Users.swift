@@ -7,7 +7,7 @@ struct Users: AsyncParsableCommand {
         abstract: "Find, list and change users.",
         subcommands: [
             Get.self, List.self, SignOut.self, Unlock.self, Disable.self, Enable.self, Delete.self, Import.self, Export.self, Link.self,
-            Unlink.self, Find.self,
+            Unlink.self, Find.self, MFA.self,
         ]
     )
 
@@ -38,6 +38,7 @@ struct Users: AsyncParsableCommand {
                         } ?? "-"
                     ),
                     ("custom claims", claims),
+                    ("second factors", MFA.describe(record).joined(separator: "; ")),
                 ]
                 Output.table(["field", "value"], rows.map { [$0.0, $0.1] })
             }

@@ -38,6 +38,7 @@ struct Components: Sendable {
     let admin: AdminService
     let projectConfigs: ProjectConfigService
     let phone: PhoneSignInService
+    let mfa: MFAService
 
     init(_ configuration: Configuration, databaseURL: DatabaseURL, logger: Logger, clock: any WallClock) throws {
         self.logger = logger
@@ -67,13 +68,15 @@ struct Components: Sendable {
         self.environment = environment
         let hasher = Argon2idHasher(
             parameters: configuration.accounts.passwordHashParameters, queueLimit: configuration.accounts.hashQueueLimit)
+        let phoneSecrets = HMACPhoneSecrets(key: sealer.derive(info: "accountd phone codes", count: 32))
         accounts = AccountService(
             environment: environment,
             store: store,
             hasher: hasher,
             signer: keyRing,
             refreshCodec: refreshCodec,
-            cache: revocations
+            cache: revocations,
+            gate: SecondFactorGate(store: store, configs: projectConfigs, secrets: phoneSecrets, environment: environment)
         )
         actionCodes = ActionCodeService(accounts: accounts, environment: environment, store: store, users: store, hasher: hasher)
         idpConfigs = IdPConfigCache(
@@ -101,12 +104,15 @@ struct Components: Sendable {
             accounts: accounts, environment: environment, store: store, users: store, keys: keyRing, signer: keyRing, hasher: hasher)
         phone = PhoneSignInService(
             accounts: accounts, environment: environment, store: store, users: store, configs: projectConfigs,
-            secrets: HMACPhoneSecrets(key: sealer.derive(info: "accountd phone codes", count: 32)), sealer: sealer,
+            secrets: phoneSecrets, sealer: sealer,
             options: PhoneSignInService.Options(
                 codeLifetime: TimeInterval(configuration.phone.codeLifetimeSeconds),
                 appName: configuration.phone.appName ?? ActionCodeSettings.httpHost(configuration.projectSettings.actionHandlerURL)
                     ?? configuration.projectSettings.productName,
                 testInbox: configuration.phone.testInbox))
+        mfa = MFAService(
+            accounts: accounts, environment: environment, store: store, phone: phone, secrets: phoneSecrets, sealer: sealer,
+            hotp: HMACSHA1HOTP())
     }
 
     /// The SMS transport the configuration chose; nil for `none`.
@@ -136,6 +142,7 @@ struct Components: Sendable {
         routes.addAdmin(service: admin)
         routes.addImport(service: admin, store: store)
         routes.addPhone(service: phone, testInbox: configuration.phone.testInbox)
+        routes.addMFA(service: mfa, access: configuration.accessPolicy)
         routes.addProjectConfig(service: projectConfigs, settings: configuration.projectSettings)
         let admin = routes
         try routes.addActionHandler(

@@ -82,7 +82,7 @@ struct ActionCodeStoreContractTests {
             let accounts: any AccountStore = store
             let codes: any ActionCodeStore = store
             func complete(_ code: OutgoingCode, email: String, linkTo: (String, SessionGuard)? = nil) async throws -> (
-                UserRecord, MintTicket, isNewUser: Bool
+                UserRecord, MintTicket?, isNewUser: Bool
             ) {
                 try await codes.completeEmailLink(
                     EmailLinkCompletion(

@@ -96,7 +96,7 @@ struct ActionHandler: Sendable {
             return try await countingCodeFailures(address) {
                 guard let record = try await service.peek(code: code), record.kind == kind else { throw AccountError(.invalidOOBCode) }
                 switch kind {
-                case .verifyEmail, .verifyAndChangeEmail, .recoverEmail:
+                case .verifyEmail, .verifyAndChangeEmail, .recoverEmail, .revertSecondFactorAddition:
                     // Only a person's click applies it (the POST below, with this page's CSRF token):
                     // a GET is what link scanners and previews send, and no script submits the form.
                     try service.requireUsable(record, kinds: [kind])
@@ -145,6 +145,8 @@ struct ActionHandler: Sendable {
             case .verifyEmail, .verifyAndChangeEmail:
                 let prefix = record.kind == .verifyEmail ? "verifyEmail" : "change"
                 return done("\(prefix).title", body: text("\(prefix).body", lang, email: user.email ?? record.email), parameters)
+            case .revertSecondFactorAddition:
+                return done("revert.title", body: text("revert.body", lang, email: user.email ?? record.email), parameters)
             default:
                 return recovered(email: user.email ?? record.newEmail ?? record.email, parameters)
             }
@@ -254,7 +256,9 @@ struct ActionHandler: Sendable {
     func confirmForm(kind: ActionCodeKind, code: String, email: String, _ parameters: Parameters) -> Response {
         let lang = parameters.lang
         let e = ActionPageRenderer.escape
-        let prefix = ["VERIFY_EMAIL": "verifyEmail", "VERIFY_AND_CHANGE_EMAIL": "change"][kind.rawValue] ?? "recover"
+        let prefix =
+            ["VERIFY_EMAIL": "verifyEmail", "VERIFY_AND_CHANGE_EMAIL": "change", "REVERT_SECOND_FACTOR_ADDITION": "revert"][kind.rawValue]
+            ?? "recover"
         let title = renderer.messages.text("\(prefix).confirm.title", lang)
         let content =
             heading(title, icon: "info") + """

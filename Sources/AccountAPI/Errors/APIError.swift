@@ -15,6 +15,8 @@ package struct APIError: Error, Sendable, Equatable {
     package var reason: String
     /// Extra response headers (`Retry-After` on 503).
     package var headers: HTTPFields = [:]
+    /// The v2 shape (mfa-phone-tenants.md §0.1): a `status`, no `errors` array.
+    package var v2 = false
 
     /// Creates a wire error.
     package init(

@@ -49,6 +49,9 @@ package struct APIResponder: HTTPResponder {
             response = WireEncoding.response(for: error)
         } catch let error as AccountError {
             response = WireEncoding.response(for: APIError(error))
+        } catch let required as SecondFactorRequired {
+            // A challenged first factor (mfa-phone-tenants.md §B.3): 200, no tokens.
+            response = WireEncoding.response(json: .object(MFAWire.pendingFields(required)))
         } catch let error as HTTPError where error.status == .contentTooLarge {
             response = WireEncoding.response(for: .payloadTooLarge(limit: 1 << 20))
         } catch {

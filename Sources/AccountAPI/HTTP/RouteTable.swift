@@ -80,6 +80,15 @@ extension APIRoutes {
         }
     }
 
+    /// Second factors (mfa-phone-tenants.md §B), in the v2 error shape.
+    package mutating func addMFA(service: MFAService, access: AccessPolicy) {
+        register("v2/accounts/mfaEnrollment:start", MFARPC.startEnrollment(service))
+        register("v2/accounts/mfaEnrollment:finalize", MFARPC.finalizeEnrollment(service, access: access))
+        register("v2/accounts/mfaEnrollment:withdraw", MFARPC.withdraw(service))
+        register("v2/accounts/mfaSignIn:start", MFARPC.startSignIn(service))
+        register("v2/accounts/mfaSignIn:finalize", MFARPC.finalizeSignIn(service))
+    }
+
     /// The project configuration resource (mfa-phone-tenants.md §0.4), admin only.
     package mutating func addProjectConfig(service: ProjectConfigService, settings: ProjectSettings) {
         register("v2/config", ProjectConfigRPC.endpoint(service, settings: settings))

@@ -102,9 +102,7 @@ enum UnsupportedRPC {
     static let methods: [String: String] = [
         "signInWithGameCenter": "accounts:signInWithGameCenter", "verifyIosClient": "accounts:verifyIosClient",
         "issueSamlResponse": "accounts:issueSamlResponse", "v2/accounts:revokeToken": "accounts:revokeToken",
-        "v2/accounts/mfaEnrollment:start": "mfaEnrollment:start", "v2/accounts/mfaEnrollment:finalize": "mfaEnrollment:finalize",
-        "v2/accounts/mfaEnrollment:withdraw": "mfaEnrollment:withdraw", "v2/accounts/mfaSignIn:start": "mfaSignIn:start",
-        "v2/accounts/mfaSignIn:finalize": "mfaSignIn:finalize", "v2/accounts/passkeyEnrollment:start": "passkeyEnrollment:start",
+        "v2/accounts/passkeyEnrollment:start": "passkeyEnrollment:start",
         "v2/accounts/passkeyEnrollment:finalize": "passkeyEnrollment:finalize", "v2/accounts/passkeySignIn:start": "passkeySignIn:start",
         "v2/accounts/passkeySignIn:finalize": "passkeySignIn:finalize",
         "v2/identityPlatform:initializeAuth": "identityPlatform:initializeAuth", "v2/inboundSamlConfigs": "inboundSamlConfigs",

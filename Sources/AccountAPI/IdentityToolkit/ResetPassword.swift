@@ -7,6 +7,8 @@ enum ResetPasswordRPC {
         var requestType: String
         var email: String?
         var newEmail: String?
+        /// A revert code's factor (mfa-phone-tenants.md §B.12), its phone obfuscated.
+        var mfaInfo: JSONValue?
     }
 
     static func endpoint(_ service: ActionCodeService) -> RPCEndpoint {
@@ -16,7 +18,9 @@ enum ResetPasswordRPC {
             )
             let email: String? = record.kind == .emailSignIn ? nil : (user?.email ?? record.email)
             let newEmail = record.kind == .verifyAndChangeEmail || record.kind == .recoverEmail ? record.newEmail : nil
-            return try WireEncoding.response(Response(requestType: record.kind.rawValue, email: email, newEmail: newEmail))
+            let mfaInfo = record.factor.flatMap { MFAWire.entry($0, obfuscate: true) }
+            return try WireEncoding.response(
+                Response(requestType: record.kind.rawValue, email: email, newEmail: newEmail, mfaInfo: mfaInfo))
         }
     }
 }

@@ -35,8 +35,7 @@ enum SignInWithIdpRPC {
         if let expires = result.oauthExpiresIn { body["oauthExpireIn"] = .int(expires) }
         if let token = result.oauthRefreshToken { body["oauthRefreshToken"] = .string(token) }
         if let context = result.context { body["context"] = .string(context) }
-        switch result.outcome {
-        case .signedIn(let user, let tokens, let isNewUser, let emailRecycled):
+        func describe(_ user: UserRecord) {
             body["localId"] = .string(user.localID)
             if let name = assertion.displayName {
                 body["displayName"] = .string(name)
@@ -55,11 +54,18 @@ enum SignInWithIdpRPC {
                     body["originalEmail"] = .string(accountEmail)
                 }
             }
+        }
+        switch result.outcome {
+        case .signedIn(let user, let tokens, let isNewUser, let emailRecycled):
+            describe(user)
             if isNewUser { body["isNewUser"] = .bool(true) }
             if emailRecycled { body["emailRecycled"] = .bool(true) }
             body["idToken"] = .string(tokens.idToken)
             body["refreshToken"] = .string(tokens.refreshToken)
             body["expiresIn"] = .string(String(lifetime))
+        case .secondFactor(let user, let required):
+            describe(user)
+            body.merge(MFAWire.pendingFields(required)) { _, pending in pending }
         case .needConfirmation(let localID, let providers):
             body["needConfirmation"] = .bool(true)
             if let localID { body["localId"] = .string(localID) }

@@ -27,7 +27,7 @@ enum UpdateRPC {
 
     /// Fields only an admin may send (§4.7 B step 2).
     static let adminOnlyFields = [
-        "emailVerified", "disableUser", "phoneNumber", "customAttributes", "createdAt", "lastLoginAt", "linkProviderUserInfo",
+        "emailVerified", "disableUser", "phoneNumber", "customAttributes", "createdAt", "lastLoginAt", "linkProviderUserInfo", "mfa",
     ]
 
     /// `deleteAttribute`'s enum (only `DISPLAY_NAME` and `PHOTO_URL` can be deleted).
@@ -84,6 +84,10 @@ enum UpdateRPC {
                     providerID: object["providerId"]?.stringValue ?? "", rawID: object["rawId"]?.stringValue ?? "",
                     email: object["email"]?.stringValue.flatMap(EmailAddress.normalize), displayName: object["displayName"]?.stringValue,
                     photoURL: object["photoUrl"]?.stringValue, linkedAt: Date())
+            }
+            if isAdmin, let mfa = body.fields["mfa"], mfa != .null {
+                // `mfa:{}` or `enrollments:[]` clears (Node sends `mfa:{}` for null and []).
+                input.mfaEnrollments = MFAWire.adminFactors(mfa.objectValue?["enrollments"])
             }
             if isAdmin {
                 let user = try await service.adminUpdate(localID: try body.string("localId"), input: input)

@@ -23,6 +23,8 @@ package struct UserInfoWire: Encodable, Sendable {
     var providerUserInfo: [ProviderUserInfoWire]
     var initialEmail: String?
     var customAuth: Bool?
+    /// Second factors (mfa-phone-tenants.md §B.2), absent when none; never a secret.
+    var mfaInfo: JSONValue?
 
     /// base64 of `REDACTED`, what every read but `batchGet` shows for a password hash.
     package static let redactedHash = "UkVEQUNURUQ="
@@ -47,6 +49,7 @@ package struct UserInfoWire: Encodable, Sendable {
         providerUserInfo = ProviderUserInfoWire.list(for: user)
         initialEmail = user.initialEmail
         customAuth = user.customAuth ? true : nil
+        mfaInfo = user.factors.isEmpty ? nil : MFAWire.info(user.factors, obfuscate: false)
     }
 
     /// The record as JSON, absent fields omitted. This is the one definition of its keys: lookup
@@ -66,6 +69,7 @@ package struct UserInfoWire: Encodable, Sendable {
             ("initialEmail", initialEmail.map(JSONValue.string)), ("customAuth", customAuth.map(JSONValue.bool)),
         ]
         for case let (key, value?) in optional { fields[key] = value }
+        if let mfaInfo { fields["mfaInfo"] = mfaInfo }
         return .object(fields)
     }
 

@@ -48,10 +48,12 @@ package enum WireEncoding {
         var body: [String: JSONValue] = [
             "code": .int(Int64(error.httpStatus.code)),
             "message": .string(error.message),
-            "errors": .array([
-                .object(["message": .string(error.message), "domain": .string("global"), "reason": .string(error.reason)])
-            ]),
         ]
+        if !error.v2 {
+            body["errors"] = .array([
+                .object(["message": .string(error.message), "domain": .string("global"), "reason": .string(error.reason)])
+            ])
+        }
         if let status = error.status { body["status"] = .string(status) }
         return .object(["error": .object(body)])
     }

@@ -10,6 +10,14 @@ extension AccountService {
         package var signInProvider: String
         package var claims: [String: JSONValue]
 
+        /// The second factor the caller's session passed (mfa-phone-tenants.md §B.10), from its claims.
+        package var secondFactor: SecondFactorClaim? {
+            guard let firebase = claims["firebase"]?.objectValue,
+                let kind = firebase["sign_in_second_factor"]?.stringValue, let id = firebase["second_factor_identifier"]?.stringValue
+            else { return nil }
+            return SecondFactorClaim(kind: kind == "totp" ? .totp : .phone, enrollmentID: id)
+        }
+
         /// The guard that re-checks this caller's session inside a write.
         package var sessionGuard: SessionGuard { SessionGuard(sessionID: sessionID, issuedAt: issuedAt) }
     }
@@ -28,19 +36,20 @@ extension AccountService {
     func mint(_ user: UserRecord, _ session: NewSession, _ ticket: MintTicket) async throws -> TokenBundle {
         try await mint(
             user, sessionID: session.sessionID, provider: session.signInProvider, generation: 0, salt: session.salt,
-            keyID: session.keyID, ticket: ticket, overlay: session.claimsOverlay, signInAttributes: session.signInAttributes
+            keyID: session.keyID, ticket: ticket, overlay: session.claimsOverlay, signInAttributes: session.signInAttributes,
+            secondFactor: session.secondFactor
         )
     }
 
     func mint(
         _ user: UserRecord, sessionID: String, provider: String, generation: Int64, salt: [UInt8], keyID: String, ticket: MintTicket,
-        overlay: String? = nil, signInAttributes: String? = nil
+        overlay: String? = nil, signInAttributes: String? = nil, secondFactor: SecondFactorClaim? = nil
     ) async throws -> TokenBundle {
         let wait = Double(ticket.issuedAt) - clock.now().timeIntervalSince1970
         if wait > 0 { try await Task.sleep(for: .milliseconds(Int(wait * 1000) + 1)) }
         let claims = IDTokenClaims.make(
             user: user, sessionID: sessionID, signInProvider: provider, ticket: ticket, settings: settings, overlay: overlay,
-            signInAttributes: signInAttributes)
+            signInAttributes: signInAttributes, secondFactor: secondFactor)
         let idToken = try await signer.sign(claims: claims)
         let refreshToken = try refreshCodec.token(sessionID: sessionID, generation: generation, salt: salt, keyID: keyID)
         return TokenBundle(idToken: idToken, refreshToken: refreshToken)
@@ -107,7 +116,7 @@ extension AccountService {
             let tokens = try await mint(
                 user, sessionID: session.sessionID, provider: session.signInProvider, generation: session.generation,
                 salt: session.salt, keyID: session.keyID, ticket: ticket, overlay: session.claimsOverlay,
-                signInAttributes: session.signInAttributes
+                signInAttributes: session.signInAttributes, secondFactor: session.secondFactor
             )
             return (user, tokens)
         }

@@ -32,6 +32,8 @@ extension AccountService {
         package var lastLoginAt: Int64?
         /// Admin only: a federated identity to attach (federation-and-limits.md §A.9 "Admin link").
         package var linkProvider: FederatedIdentity?
+        /// Admin only: `mfa.enrollments`, the whole set of second factors (mfa-phone-tenants.md §B.13).
+        package var mfaEnrollments: [AdminFactorInput]?
 
         /// Empty input.
         package init() {}
@@ -45,11 +47,17 @@ extension AccountService {
             throw AccountError(.operationNotAllowed, "Please verify the new email before changing email.")
         }
         guard let current = try await store.user(localID: caller.localID) else { throw AccountError(.userNotFound) }
+        // "Multi-factor users must always have a verified email": they change it by verifyBeforeUpdateEmail (§B.12).
+        if case .set(let email) = change.email, email != current.email, !current.factors.isEmpty {
+            throw AccountError(.emailChangeNeedsVerification)
+        }
         if change.password != nil || change.email != .keep { try await requireRecentLogin(caller, of: current) }
         if case .set(let email) = change.email, email == current.email { change.email = .keep }
         addRecoverNotice(to: &change, current: current)
         let revokes = change.password != nil || change.email != .keep || change.revokeAll
-        let replacement = revokes ? newSession(provider: caller.signInProvider, method: caller.signInProvider, client: client) : nil
+        var replacement = revokes ? newSession(provider: caller.signInProvider, method: caller.signInProvider, client: client) : nil
+        // The caller's replacement keeps the second factor its session passed (§B.12).
+        replacement?.secondFactor = caller.secondFactor
         let (user, ticket, _) = try await store.update(
             localID: caller.localID, guardSession: caller.sessionGuard, change: change, replacement: replacement, now: clock.now()
         )
@@ -65,6 +73,11 @@ extension AccountService {
         var change = try await makeChange(input)
         guard let current = try await store.user(localID: localID) else { throw AccountError(.userNotFound) }
         if case .set(let email) = change.email, email == current.email { change.email = .keep }
+        if let entries = input.mfaEnrollments {
+            change.factors = try AdminFactors.forUpdate(entries, existing: current.factors, now: clock.now()) {
+                UUID().uuidString.lowercased()
+            }
+        }
         addRecoverNotice(to: &change, current: current)
         let (user, _, _) = try await store.update(localID: localID, guardSession: nil, change: change, replacement: nil, now: clock.now())
         if change.password != nil { try await limiter.clearLockout(email: user.email) }

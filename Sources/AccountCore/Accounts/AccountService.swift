@@ -10,6 +10,8 @@ package struct AccountService: Sendable {
     package let signer: any TokenSigner
     package let refreshCodec: any RefreshTokenCodec
     package let cache: RevocationCache
+    /// Challenges users with second factors at sign-in (mfa-phone-tenants.md §B.3); nil: no MFA.
+    package let gate: SecondFactorGate?
 
     package var settings: ProjectSettings { environment.settings }
     package var clock: any WallClock { environment.clock }
@@ -20,8 +22,9 @@ package struct AccountService: Sendable {
     /// Wires the service.
     package init(
         environment: ServiceEnvironment, store: any AccountStore, hasher: any PasswordHasher, signer: any TokenSigner,
-        refreshCodec: any RefreshTokenCodec, cache: RevocationCache
+        refreshCodec: any RefreshTokenCodec, cache: RevocationCache, gate: SecondFactorGate? = nil
     ) {
+        self.gate = gate
         self.environment = environment
         self.store = store
         self.hasher = hasher
@@ -121,7 +124,7 @@ package struct AccountService: Sendable {
     /// Admin create (identity-toolkit.md §4.1, admin): no session, no tokens.
     package func adminCreate(
         localID: String?, email rawEmail: String?, password: String?, phoneNumber: String?, displayName: String?,
-        photoURL: String?, emailVerified: Bool, disabled: Bool
+        photoURL: String?, emailVerified: Bool, disabled: Bool, factors: [AdminFactorInput] = []
     ) async throws -> UserRecord {
         if let localID, !LocalID.isValid(localID) { throw AccountError(.invalidLocalID) }
         let email = try rawEmail.map { raw throws(AccountError) in
@@ -133,10 +136,12 @@ package struct AccountService: Sendable {
         try photoURL.map(ProfileAttribute.checkPhotoURL)
         let phoneNumber = try phoneNumber.map { raw throws(AccountError) in try PhoneNumber.normalise(raw) }
         let now = clock.now()
-        let user = UserRecord.adminCreated(
+        let factors = try AdminFactors.forCreate(factors, now: now) { UUID().uuidString.lowercased() }
+        var user = UserRecord.adminCreated(
             localID: localID ?? LocalID.generate(random), email: email, emailVerified: emailVerified,
             password: try await password.asyncMap { try await hasher.hash($0) }, phoneNumber: phoneNumber, displayName: displayName,
             photoURL: photoURL, disabled: disabled, now: now)
+        user.factors = factors
         return try await store.createUser(user, session: nil, now: now).0
     }
 
@@ -170,6 +175,13 @@ package struct AccountService: Sendable {
         let upgrade = hasher.needsRehash(credential.stored) ? try await hasher.hash(password) : nil
         let session = newSession(provider: "password", method: "password", client: client)
         do {
+            if var required = try await gate?.challenge(user, session: session, upgradedPassword: upgrade) {
+                required.fields = [
+                    "kind": .string("identitytoolkit#VerifyPasswordResponse"), "displayName": .string(user.displayName ?? ""),
+                    "registered": .bool(true),
+                ]
+                throw required
+            }
             let (signedIn, ticket) = try await store.startSession(
                 for: user, upgradedPassword: upgrade, session: session, now: clock.now()
             )

@@ -14,6 +14,8 @@ package struct AccountWrite: Sendable, Equatable {
     package var unlinks: [String] = []
     /// An admin's link, replacing the account's identity of that provider.
     package var link: FederatedIdentity?
+    /// An admin's set of second factors, replacing the account's (mfa-phone-tenants.md §B.13).
+    package var factors: [MFAFactor]?
 
     /// The account unchanged.
     package init(user: UserRecord) {
@@ -48,6 +50,11 @@ extension UserChange {
         after.disabled = disabled ?? after.disabled
         after.createdAt = createdAt ?? after.createdAt
         after.lastLoginAt = lastLoginAt ?? after.lastLoginAt
+        if let factors {
+            after.factors = factors
+            // Pending credentials issued before die; nothing is revoked (§B.12: the admin is authoritative).
+            after.credentialVersion += 1
+        }
         if let password { after.password = PasswordCredential(stored: password, updatedAt: now) }
         if removesPassword { after.password = nil }
         let unlinks = deleteProviders.filter { $0 != "password" && $0 != "phone" }
@@ -64,6 +71,7 @@ extension UserChange {
         write.removesPassword = removesPassword
         write.unlinks = unlinks
         write.link = link
+        write.factors = factors
         return write
     }
 }

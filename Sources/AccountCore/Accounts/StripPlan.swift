@@ -9,7 +9,7 @@ package enum MailboxProof: Sendable, Equatable {
 /// What THE RULE (identity-toolkit.md §4.4) removes from an account whose email was never verified, once its
 /// mailbox is proven: everything attached while the address was unproven, since whoever attached
 /// it may not own the mailbox (a squatter who signed up with the victim's address). Federated
-/// links and the phone number always go, and every session is revoked.
+/// links, the phone number and second factors always go, and every session is revoked.
 package struct StripPlan: Sendable, Equatable {
     /// Remove the password (kept when a reset replaces it in the same transaction).
     package var removePassword: Bool
@@ -34,6 +34,9 @@ extension StripPlan {
         if removePassword { stripped.password = nil }
         stripped.federated = []
         stripped.phoneNumber = nil
+        // Second factors enrolled while the address was unproven may be the squatter's
+        // (mfa-phone-tenants.md §B.12).
+        stripped.factors = []
         stripped.credentialVersion += 1
         return stripped
     }

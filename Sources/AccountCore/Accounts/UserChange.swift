@@ -23,6 +23,8 @@ package struct UserChange: Sendable, Equatable {
     package var customAttributes: FieldChange<String> = .keep
     package var createdAt: Date?
     package var lastLoginAt: Date?
+    /// An admin's second factors, replacing the account's (mfa-phone-tenants.md §B.13).
+    package var factors: [MFAFactor]?
     /// `validSince` was sent: revoke every session now.
     package var revokeAll = false
     /// Codes and emails to store with the change (the recover notice of an email change).
@@ -59,6 +61,7 @@ package struct UserChange: Sendable, Equatable {
         if !deleteProviders.isEmpty { fields["deleteProvider"] = deleteProviders.joined(separator: ",") }
         if let disabled { fields["disabled"] = String(disabled) }
         if revokeAll { fields["validSince"] = "(revoke all)" }
+        if let factors { fields["mfa"] = factors.map(\.enrollmentID).joined(separator: ",") }
         return fields
     }
 }

@@ -32,6 +32,8 @@ package struct UserRecord: Sendable, Equatable {
     package var password: PasswordCredential?
     /// Linked federated identities, in link order.
     package var federated: [FederatedIdentity]
+    /// Enrolled second factors, in enrolment order (mfa-phone-tenants.md §B.2).
+    package var factors: [MFAFactor]
 
     /// Creates a record.
     package init(
@@ -39,7 +41,8 @@ package struct UserRecord: Sendable, Equatable {
         initialEmail: String? = nil, displayName: String? = nil, photoURL: String? = nil, phoneNumber: String? = nil,
         disabled: Bool = false, customAttributes: String? = nil, customAuth: Bool = false, anonymous: Bool = false, createdAt: Date,
         lastLoginAt: Date? = nil, lastRefreshAt: Date? = nil, validSince: Int64, tokensValidAfter: Date,
-        credentialVersion: Int64 = 0, password: PasswordCredential? = nil, federated: [FederatedIdentity] = []
+        credentialVersion: Int64 = 0, password: PasswordCredential? = nil, federated: [FederatedIdentity] = [],
+        factors: [MFAFactor] = []
     ) {
         self.localID = localID
         self.email = email
@@ -61,6 +64,7 @@ package struct UserRecord: Sendable, Equatable {
         self.credentialVersion = credentialVersion
         self.password = password
         self.federated = federated
+        self.factors = factors
     }
 
     /// Sign-in methods (identity-toolkit.md §2.4): `password` iff a hash exists, `emailLink` iff an email-link

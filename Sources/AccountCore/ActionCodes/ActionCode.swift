@@ -7,6 +7,8 @@ package enum ActionCodeKind: String, Sendable, CaseIterable {
     case emailSignIn = "EMAIL_SIGNIN"
     case verifyAndChangeEmail = "VERIFY_AND_CHANGE_EMAIL"
     case recoverEmail = "RECOVER_EMAIL"
+    /// Undoes one second-factor enrolment (mfa-phone-tenants.md §B.12), sent in its notice.
+    case revertSecondFactorAddition = "REVERT_SECOND_FACTOR_ADDITION"
 
     /// The `mode` of the action link.
     package var mode: String {
@@ -16,6 +18,7 @@ package enum ActionCodeKind: String, Sendable, CaseIterable {
         case .emailSignIn: "signIn"
         case .verifyAndChangeEmail: "verifyAndChangeEmail"
         case .recoverEmail: "recoverEmail"
+        case .revertSecondFactorAddition: "revertSecondFactorAddition"
         }
     }
 
@@ -43,6 +46,7 @@ package struct ActionCodeLifetimes: Sendable, Equatable {
     package var emailSignIn: TimeInterval = 6 * 3600
     package var verifyAndChangeEmail: TimeInterval = 86400
     package var recoverEmail: TimeInterval = 3 * 86400
+    package var revertSecondFactorAddition: TimeInterval = 3 * 86400
 
     /// Reference defaults.
     package init() {}
@@ -55,6 +59,7 @@ package struct ActionCodeLifetimes: Sendable, Equatable {
         case .emailSignIn: emailSignIn
         case .verifyAndChangeEmail: verifyAndChangeEmail
         case .recoverEmail: recoverEmail
+        case .revertSecondFactorAddition: revertSecondFactorAddition
         }
     }
 }
@@ -73,6 +78,8 @@ package struct NewActionCode: Sendable, Equatable {
     package var lang: String
     package var createdAt: Date
     package var expiresAt: Date
+    /// For `REVERT_SECOND_FACTOR_ADDITION`: the enrolment it undoes.
+    package var enrollmentID: String?
 
     /// Creates a code with fresh randomness.
     package init(
@@ -102,6 +109,10 @@ package struct ActionCodeRecord: Sendable, Equatable {
     package var usedAt: Date?
     /// For `RECOVER_EMAIL`: whether the address it restores was verified before the change.
     package var restoreEmailVerified: Bool
+    /// For `REVERT_SECOND_FACTOR_ADDITION`: the enrolment it undoes.
+    package var enrollmentID: String?
+    /// For a checked `REVERT_SECOND_FACTOR_ADDITION`: the factor as it stands (its `mfaInfo`).
+    package var factor: MFAFactor?
 
     /// Creates a record.
     package init(

@@ -134,7 +134,7 @@ package struct ActionCodeService: Sendable {
                 if hide { return try await hidden(email!) }
                 throw AccountError(.userDisabled)
             }
-        case .recoverEmail:
+        case .recoverEmail, .revertSecondFactorAddition:
             break
         }
 
@@ -162,7 +162,7 @@ package struct ActionCodeService: Sendable {
                 throw AccountError(.missingIDToken)
             }
             return (nil, newEmail)
-        case .recoverEmail:
+        case .recoverEmail, .revertSecondFactorAddition:
             throw AccountError(.invalidRequestType, "Unsupported request type")
         }
     }
@@ -206,7 +206,8 @@ package struct ActionCodeService: Sendable {
 
     private func applyCode(_ code: String, apiKey: String) async throws -> UserRecord {
         guard let record = try await store.code(code) else { throw AccountError(.invalidOOBCode) }
-        try record.requireUsable(kinds: [.verifyEmail, .verifyAndChangeEmail, .recoverEmail], now: environment.clock.now())
+        try record.requireUsable(
+            kinds: [.verifyEmail, .verifyAndChangeEmail, .recoverEmail, .revertSecondFactorAddition], now: environment.clock.now())
         var recover: OutgoingCode?
         if record.kind == .verifyAndChangeEmail, let localID = record.localID, let newEmail = record.newEmail {
             recover = recoverNotice(localID: localID, currentEmail: newEmail, oldEmail: record.email, lang: record.lang, apiKey: apiKey)
@@ -232,8 +233,16 @@ package struct ActionCodeService: Sendable {
         guard record.usedAt == nil else { throw AccountError(.invalidOOBCode) }
         guard record.expiresAt > environment.clock.now() else { throw AccountError(.expiredOOBCode) }
         guard let newPassword else {
-            if let localID = record.localID, let user = try await users.user(localID: localID), user.disabled {
-                throw AccountError(.userDisabled)
+            var record = record
+            if let localID = record.localID, let user = try await users.user(localID: localID) {
+                if user.disabled { throw AccountError(.userDisabled) }
+                // A revert code names its factor (§B.12), and is dead once the factor is gone.
+                if record.kind == .revertSecondFactorAddition {
+                    guard let factor = user.factors.first(where: { $0.enrollmentID == record.enrollmentID }) else {
+                        throw AccountError(.invalidOOBCode)
+                    }
+                    record.factor = factor
+                }
             }
             return (record, nil)
         }
@@ -287,6 +296,9 @@ package struct ActionCodeService: Sendable {
                 recover = recoverNotice(localID: caller.localID, currentEmail: email, oldEmail: old, lang: record.lang, apiKey: apiKey)
             }
         }
+        // A challenged user gets a pending credential instead of tokens (§B.3); a link is made by a
+        // session that already passed its factors.
+        let challenge = linkTo == nil ? try await accounts.gate?.draft() : nil
         // Two first-time completions for one new email: the unique index decides, the loser runs
         // again as a sign-in of the now existing account.
         for attempt in 0..<2 {
@@ -295,9 +307,14 @@ package struct ActionCodeService: Sendable {
                 let (user, ticket, isNewUser) = try await store.completeEmailLink(
                     EmailLinkCompletion(
                         code: code, email: email, newLocalID: LocalID.generate(environment.random), linkTo: linkTo, session: session,
-                        recover: recover, now: environment.clock.now()
+                        recover: recover, challenge: challenge?.0, now: environment.clock.now()
                     )
                 )
+                guard let ticket else {
+                    var required = try await accounts.gate!.required(user, credential: challenge!.credential)
+                    required.fields = ["kind": .string("identitytoolkit#EmailLinkSigninResponse")]
+                    throw required
+                }
                 return AccountService.SignedIn(user: user, tokens: try await accounts.mint(user, session, ticket), isNewUser: isNewUser)
             } catch let error as AccountError where error.code == .emailExists && linkTo == nil && attempt == 0 {
                 continue

@@ -16,5 +16,5 @@ package protocol ActionCodeStore: Sendable {
     func resetPassword(_ code: String, password: StoredPassword, now: Date) async throws -> UserRecord
     /// Completes an email-link sign-in or link (identity-toolkit.md §4.4), THE RULE included. The store
     /// checks the code itself (kind, expiry, unspent, its email) as it spends it.
-    func completeEmailLink(_ completion: EmailLinkCompletion) async throws -> (UserRecord, MintTicket, isNewUser: Bool)
+    func completeEmailLink(_ completion: EmailLinkCompletion) async throws -> (UserRecord, MintTicket?, isNewUser: Bool)
 }

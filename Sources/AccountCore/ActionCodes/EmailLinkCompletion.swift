@@ -12,13 +12,17 @@ package struct EmailLinkCompletion: Sendable {
     package var session: NewSession
     /// The recover code and notice for the old address, when linking changes a user's email.
     package var recover: OutgoingCode?
+    /// A pending credential to write instead of the session when the user signing in is challenged
+    /// (mfa-phone-tenants.md §B.3), after THE RULE.
+    package var challenge: ChallengeDraft?
     package var now: Date
 
     /// Creates a completion.
     package init(
         code: String, email: String, newLocalID: String, linkTo: (localID: String, guardSession: SessionGuard)?, session: NewSession,
-        recover: OutgoingCode?, now: Date
+        recover: OutgoingCode?, challenge: ChallengeDraft? = nil, now: Date
     ) {
+        self.challenge = challenge
         self.code = code
         self.email = email
         self.newLocalID = newLocalID

@@ -16,6 +16,8 @@ package struct ImportedUser: Sendable {
     package var salt: [UInt8]?
     package var rawPassword: String?
     package var providers: [FederatedIdentity] = []
+    /// `mfaInfo` (mfa-phone-tenants.md §B.13).
+    package var factors: [AdminFactorInput] = []
     /// A field the wire form could not decode (`passwordHash` that is not base64): the record is
     /// refused with this message instead of being imported without it.
     package var fault: String?
@@ -120,6 +122,9 @@ extension AdminService {
             user.password = PasswordCredential(stored: try await hasher.hash(raw), updatedAt: now)
         }
         user.federated = imported.providers.filter { $0.providerID != "password" && $0.providerID != "phone" }
+        user.factors = try AdminFactors.forImport(
+            imported.factors, email: user.email, emailVerified: user.emailVerified, now: now, newID: { UUID().uuidString.lowercased() }
+        ).get()
         return user
     }
 }

@@ -32,4 +32,9 @@ package enum AuditAction: String, Sendable, CaseIterable {
     case projectConfigUpdated = "PROJECT_CONFIG_UPDATED"
     /// A phone number was linked to an account by a client (`signInWithPhoneNumber` with an ID token).
     case phoneLinked = "PHONE_LINKED"
+    /// Second factors (mfa-phone-tenants.md §B): enrolled, withdrawn by the user, reverted from the
+    /// notice's link (an operator's removal is an admin update, `USER_UPDATED` with `mfa`).
+    case mfaEnrolled = "MFA_ENROLLED"
+    case mfaWithdrawn = "MFA_WITHDRAWN"
+    case mfaReverted = "MFA_REVERTED"
 }

@@ -10,6 +10,10 @@ package enum EmailKind: String, Sendable, CaseIterable {
     case verifyAndChangeEmail = "VERIFY_AND_CHANGE_EMAIL"
     /// `RECOVER_EMAIL`: sent to the old address after a change, with a link to undo it.
     case recoverEmail = "RECOVER_EMAIL"
+    /// `REVERT_SECOND_FACTOR_ADDITION`: a second factor was enrolled, with a link to remove it.
+    case revertSecondFactorAddition = "REVERT_SECOND_FACTOR_ADDITION"
+    /// A second factor was removed: a notice without a link.
+    case mfaWithdrawn = "MFA_WITHDRAWN"
 }
 
 /// One email, ready for a transport. Holds an action link: it lives in the outbox only until sent.

@@ -47,7 +47,7 @@ package enum EmailTemplates {
     private static func text(_ copy: Copy, link: String) -> String {
         var lines = [copy.greeting, ""]
         for paragraph in copy.beforeLink { lines += [paragraph, ""] }
-        lines += [link, ""]
+        if !link.isEmpty { lines += [link, ""] }
         for paragraph in copy.afterLink { lines += [paragraph, ""] }
         lines.append(copy.signature)
         return lines.joined(separator: "\n") + "\n"
@@ -60,13 +60,15 @@ package enum EmailTemplates {
         for text in copy.beforeLink {
             body += "<p style=\"\(paragraph)\">\(escapeHTML(text))</p>\n"
         }
-        body += """
-            <p style="margin:24px 0;"><a href="\(href)" style="display:inline-block;padding:12px 20px;border-radius:6px;\
-            background:#1a56db;color:#ffffff;font-size:16px;font-weight:600;text-decoration:none;">\(escapeHTML(copy.button))</a></p>
-            <p style="margin:0 0 16px;font-size:13px;line-height:1.5;color:#555555;">\(escapeHTML(copy.linkHint))<br>\
-            <a href="\(href)" style="color:#1a56db;word-break:break-all;">\(href)</a></p>
+        if !link.isEmpty {
+            body += """
+                <p style="margin:24px 0;"><a href="\(href)" style="display:inline-block;padding:12px 20px;border-radius:6px;\
+                background:#1a56db;color:#ffffff;font-size:16px;font-weight:600;text-decoration:none;">\(escapeHTML(copy.button))</a></p>
+                <p style="margin:0 0 16px;font-size:13px;line-height:1.5;color:#555555;">\(escapeHTML(copy.linkHint))<br>\
+                <a href="\(href)" style="color:#1a56db;word-break:break-all;">\(href)</a></p>
 
-            """
+                """
+        }
         for text in copy.afterLink {
             body += "<p style=\"\(paragraph)\">\(escapeHTML(text))</p>\n"
         }
@@ -140,6 +142,21 @@ package enum EmailTemplates {
                 ]
                 copy.button = "Restore my email"
                 copy.afterLink = ["If you made this change, you can ignore this email."]
+            case .revertSecondFactorAddition:
+                copy.subject = "A second factor was added to your \(product) account"
+                copy.beforeLink = [
+                    "A second sign-in step (\(newEmail ?? "a second factor")) was added to your \(product) account \(to).",
+                    "If this wasn't you, use this link to remove it, then reset your password.",
+                ]
+                copy.button = "Remove this second factor"
+                copy.afterLink = ["If you added it, you can ignore this email."]
+            case .mfaWithdrawn:
+                copy.subject = "A second factor was removed from your \(product) account"
+                copy.beforeLink = [
+                    "A second sign-in step (\(newEmail ?? "a second factor")) was removed from your \(product) account \(to).",
+                    "If this wasn't you, reset your password and add your second factor again.",
+                ]
+                copy.afterLink = ["If you removed it, you can ignore this email."]
             }
             return copy
         }
@@ -190,6 +207,21 @@ package enum EmailTemplates {
                 ]
                 copy.button = "Rétablir mon adresse e-mail"
                 copy.afterLink = ["Si vous êtes à l'origine de ce changement, vous pouvez ignorer cet e-mail."]
+            case .revertSecondFactorAddition:
+                copy.subject = "Un second facteur a été ajouté à votre compte \(product)"
+                copy.beforeLink = [
+                    "Une seconde étape de connexion (\(newEmail ?? "un second facteur")) a été ajoutée à votre compte \(product) \(to).",
+                    "Si vous n'êtes pas à l'origine de cet ajout, suivez ce lien pour la retirer, puis réinitialisez votre mot de passe.",
+                ]
+                copy.button = "Retirer ce second facteur"
+                copy.afterLink = ["Si vous l'avez ajoutée, vous pouvez ignorer cet e-mail."]
+            case .mfaWithdrawn:
+                copy.subject = "Un second facteur a été retiré de votre compte \(product)"
+                copy.beforeLink = [
+                    "Une seconde étape de connexion (\(newEmail ?? "un second facteur")) a été retirée de votre compte \(product) \(to).",
+                    "Si vous n'êtes pas à l'origine de ce retrait, réinitialisez votre mot de passe et ajoutez de nouveau votre second facteur.",
+                ]
+                copy.afterLink = ["Si vous l'avez retirée, vous pouvez ignorer cet e-mail."]
             }
             return copy
         }

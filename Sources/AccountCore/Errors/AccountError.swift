@@ -18,6 +18,11 @@ package struct AccountError: Error, Hashable, Sendable, CustomStringConvertible 
         // Phone sign-in (mfa-phone-tenants.md §A.4, §A.5)
         case missingPhoneNumber, missingSessionInfo, invalidSessionInfo, sessionExpired, missingCode, invalidCode
         case invalidTemporaryProof, unsupportedFirstFactor
+        // Second factors (mfa-phone-tenants.md §B)
+        case unverifiedEmail, secondFactorLimitExceeded, secondFactorExists, missingDisplayName, tooManyEnrollmentAttempts
+        case mfaEnrollmentNotFound, invalidMFAEnrollmentID, totpChallengeTimeout, missingMFAPendingCredential
+        case invalidMFAPendingCredential, unsupportedSecondFactor, invalidMFAPhoneNumber, duplicateMFAEnrollmentID
+        case emailChangeNeedsVerification
         case missingIDToken, invalidIDToken, missingOOBCode, invalidOOBCode, expiredOOBCode
         case missingRefreshToken, invalidRefreshToken, missingGrantType, invalidGrantType
         case invalidClaims, claimsTooLarge, forbiddenClaim, invalidProfileAttribute

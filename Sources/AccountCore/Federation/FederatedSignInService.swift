@@ -61,6 +61,9 @@ package struct FederatedSignInService: Sendable {
     package struct Result: Sendable {
         package enum Outcome: Sendable {
             case signedIn(UserRecord, AccountService.TokenBundle, isNewUser: Bool, emailRecycled: Bool)
+            /// The user must answer a second factor (mfa-phone-tenants.md §B.3): the success's
+            /// fields without tokens, with the pending credential.
+            case secondFactor(UserRecord, SecondFactorRequired)
             /// §A.8 row 3: the account with the email and the providers it is linked to, both
             /// withheld (nil, empty) when the answer hides accounts.
             case needConfirmation(localID: String?, verifiedProviders: [String])
@@ -136,18 +139,25 @@ package struct FederatedSignInService: Sendable {
             // An account it creates counts against the client's address (§E.5), taken only when the
             // sign-in turns out to create one: a returning user's sign-in costs no extra statement.
             let newLocalID = LocalID.generate(environment.random)
+            let challenge = try await accounts.gate?.draft()
             var outcome = try await store.signInFederated(
                 FederatedSignIn(
-                    use: use(), autoCreate: request.autoCreate, newLocalID: newLocalID, creationAdmitted: !limiter.settings.enabled))
+                    use: use(), autoCreate: request.autoCreate, newLocalID: newLocalID, creationAdmitted: !limiter.settings.enabled,
+                    challenge: challenge?.0))
             if case .creationNeedsAdmission = outcome {
                 try await limiter.consume(.accountCreationsPerIP, address.map(AbuseLimiter.networkKey))
                 outcome = try await store.signInFederated(
-                    FederatedSignIn(use: use(), autoCreate: request.autoCreate, newLocalID: newLocalID, creationAdmitted: true))
+                    FederatedSignIn(
+                        use: use(), autoCreate: request.autoCreate, newLocalID: newLocalID, creationAdmitted: true,
+                        challenge: challenge?.0))
             }
             switch outcome {
             case .signedIn(let user, let ticket, let isNewUser, let recycled):
                 result.outcome = .signedIn(
                     user, try await accounts.mint(user, session, ticket), isNewUser: isNewUser, emailRecycled: recycled)
+            case .challenged(let user):
+                guard let gate = accounts.gate, let challenge else { throw AccountError(.unavailable) }
+                result.outcome = .secondFactor(user, try await gate.required(user, credential: challenge.credential))
             case .needConfirmation(let user):
                 // Rolled back with everything else: kept on its own, for the link that follows.
                 if isNewPending { try await savePending(pendingToken, assertion) }

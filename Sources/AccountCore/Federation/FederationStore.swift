@@ -40,9 +40,15 @@ package struct FederatedSignIn: Sendable {
     /// and answers ``FederatedSignInOutcome/creationNeedsAdmission`` instead: the count is taken
     /// outside any transaction, and only for sign-ins that create.
     package var creationAdmitted: Bool
+    /// A pending credential to write instead of the session when the user is challenged
+    /// (mfa-phone-tenants.md §B.3).
+    package var challenge: ChallengeDraft?
 
     /// Creates a request.
-    package init(use: FederatedUse, autoCreate: Bool, newLocalID: String, creationAdmitted: Bool = true) {
+    package init(
+        use: FederatedUse, autoCreate: Bool, newLocalID: String, creationAdmitted: Bool = true, challenge: ChallengeDraft? = nil
+    ) {
+        self.challenge = challenge
         self.use = use
         self.autoCreate = autoCreate
         self.newLocalID = newLocalID
@@ -53,6 +59,9 @@ package struct FederatedSignIn: Sendable {
 /// What a federated sign-in came to.
 package enum FederatedSignInOutcome: Sendable {
     case signedIn(UserRecord, MintTicket, isNewUser: Bool, emailRecycled: Bool)
+    /// The user must answer a second factor: the credential was used and a pending credential
+    /// written instead of a session (mfa-phone-tenants.md §B.3).
+    case challenged(UserRecord)
     /// §A.8 row 3: nothing changed, nothing was consumed.
     case needConfirmation(UserRecord)
     /// Row 5 with ``FederatedSignIn/creationAdmitted`` false: nothing changed; count the creation

@@ -36,7 +36,7 @@ package struct AbuseLimiter: Sendable {
     package func consume(_ bucket: LimitBucket, _ value: String?, code: AccountError.Code = .tooManyAttempts) async throws {
         guard settings.enabled, let value, let size = settings.buckets[bucket] else { return }
         if let wait = try await store.consume(bucket.rawValue, size, key: keyer.key(bucket.rawValue, value), now: clock.now()) {
-            throw refusal(code, code == .tooManyAttempts || bucket == .smsPerProjectDay ? bucket.refusal : nil, wait: wait)
+            throw refusal(code, code == .tooManyAttempts || code == .quotaExceeded ? bucket.refusal : nil, wait: wait)
         }
     }
 
@@ -50,6 +50,7 @@ package struct AbuseLimiter: Sendable {
     /// The refusals that count as a guessed code (§E.5, mfa-phone-tenants.md §A.8).
     static let codeFailures: Set<AccountError.Code> = [
         .invalidOOBCode, .expiredOOBCode, .invalidCode, .invalidSessionInfo, .sessionExpired, .invalidTemporaryProof,
+        .invalidPendingToken, .invalidMFAPendingCredential, .invalidMFAEnrollmentID,
     ]
 
     /// Runs `body`, a request that takes an action code: refused up front while the address has
@@ -90,10 +91,10 @@ package struct AbuseLimiter: Sendable {
 
     /// Refuses when `bucket` has no free cell for `value`, without taking one: the guard in front
     /// of work a failure would be counted for (password hashing, code checks).
-    package func peek(_ bucket: LimitBucket, _ value: String?) async throws {
+    package func peek(_ bucket: LimitBucket, _ value: String?, code: AccountError.Code = .tooManyAttempts) async throws {
         guard settings.enabled, let value, let size = settings.buckets[bucket] else { return }
         if let wait = try await store.peek(bucket.rawValue, size, key: keyer.key(bucket.rawValue, value), now: clock.now()) {
-            throw refusal(.tooManyAttempts, bucket.refusal, wait: wait)
+            throw refusal(code, bucket.refusal, wait: wait)
         }
     }
 
@@ -134,6 +135,7 @@ package struct AbuseLimiter: Sendable {
         case .verifyAndChangeEmail, .recoverEmail: "email change"
         case .passwordReset: "password reset"
         case .emailSignIn: "sign-in"
+        case .revertSecondFactorAddition, .mfaWithdrawn: "security notice"
         }
     }
 

@@ -35,6 +35,10 @@ package enum PhoneRules {
         return row.phoneNumber
     }
 
+    /// A number cannot be the first factor of a user with second factors (§A.4 step 5, §A.5).
+    package static let unsupportedFirstFactor = AccountError(
+        .unsupportedFirstFactor, "A phone number cannot be set as a first factor on an SMS based MFA user.")
+
     /// What a sign-in with a proven number does.
     package enum SignInStep: Equatable, Sendable {
         case create
@@ -49,6 +53,7 @@ package enum PhoneRules {
             return .create
         }
         if owner.disabled { throw AccountError(.userDisabled) }
+        if !owner.factors.isEmpty { throw unsupportedFirstFactor }
         return .signIn(owner)
     }
 
@@ -63,6 +68,7 @@ package enum PhoneRules {
     /// §A.5 "Link" steps 2–3 (the caller's session is checked by the store before).
     package static func link(caller: UserRecord, owner: UserRecord?, provenByProof: Bool) throws(AccountError) -> LinkStep {
         if caller.disabled { throw AccountError(.userDisabled) }
+        if !caller.factors.isEmpty { throw unsupportedFirstFactor }
         guard let owner, owner.localID != caller.localID else { return .link }
         if provenByProof { throw AccountError(.phoneNumberExists) }
         return .mintProof

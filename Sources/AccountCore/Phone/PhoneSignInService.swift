@@ -69,16 +69,41 @@ package struct PhoneSignInService: Sendable {
     package func sendVerificationCode(_ request: SendRequest) async throws -> String {
         let config = try await enabledConfig(tenantID: request.tenantID)
         let number = try PhoneNumber.normalise(request.phoneNumber)
+        if try await users.users(localIDs: [], emails: [], phoneNumbers: [number]).first?.factors.isEmpty == false {
+            throw PhoneRules.unsupportedFirstFactor
+        }
+        let code = try await prepareCode(
+            number: number, purpose: .signIn, config: config, address: request.ipAddress, locale: request.locale,
+            appSignatureHash: request.appSignatureHash)
+        try await store.startPhoneVerification(code.session, sms: code.sms)
+        return code.sessionInfo
+    }
+
+    /// A verification code about to be stored: its `sessionInfo`, the session row and, for a real
+    /// number, its sealed SMS.
+    package struct PreparedCode: Sendable {
+        package var sessionInfo: String
+        package var session: NewPhoneSession
+        package var sms: SealedSMS?
+    }
+
+    /// A code for `number` (§A.4 steps 4, 6, 8; §B.5 step 10; §B.8 step 4): the region policy, a test
+    /// number's fixed code (no SMS, its own bounds), else the SMS limits and a random code with its
+    /// SMS sealed for the outbox.
+    package func prepareCode(
+        number: String, purpose: PhoneSessionPurpose, config: PhoneSignInConfig, address: String?, locale: String?,
+        appSignatureHash: String?
+    ) async throws -> PreparedCode {
         guard config.regions.admits(number) else {
             throw AccountError(.operationNotAllowed, "SMS unable to be sent until this region enabled by the app developer.")
         }
         let testCode = config.testNumbers[number]
         if testCode == nil {
-            try await consumeSMSLimits(number: number, address: request.ipAddress)
+            try await consumeSMSLimits(number: number, address: address)
         } else {
             // No SMS, so no SMS quota (§A.2), but every session is a row: bounded per address and
             // for the project as issue 31 bounded redirect flows.
-            try await environment.limiter.consume(.testNumberSessionsPerIP, request.ipAddress.map(AbuseLimiter.networkKey))
+            try await environment.limiter.consume(.testNumberSessionsPerIP, address.map(AbuseLimiter.networkKey))
             try await environment.limiter.consume(.testNumberSessionsPerProject, environment.settings.projectID)
         }
         let random = environment.random
@@ -88,19 +113,23 @@ package struct PhoneSignInService: Sendable {
         let expiresAt = now + options.codeLifetime
         let session = NewPhoneSession(
             sessionHash: secrets.hash(sessionInfo), codeMAC: secrets.codeMAC(sessionInfo: sessionInfo, code: code), phoneNumber: number,
-            purpose: .signIn, testNumber: testCode != nil, createdAt: now, expiresAt: expiresAt,
+            purpose: purpose, testNumber: testCode != nil, createdAt: now, expiresAt: expiresAt,
             inbox: options.testInbox ? (sessionInfo, code) : nil)
         var sms: SealedSMS?
         if testCode == nil {
             let message = SMSMessage(
                 messageID: Base64URL.encode(random.bytes(16)), to: number, code: code,
-                text: SMSMessage.text(code: code, appName: options.appName, appSignatureHash: request.appSignatureHash),
-                locale: request.locale ?? "en", purpose: PhoneSessionPurpose.signIn.smsPurpose, expiresAt: expiresAt,
-                appSignatureHash: request.appSignatureHash)
+                text: SMSMessage.text(code: code, appName: options.appName, appSignatureHash: appSignatureHash),
+                locale: locale ?? "en", purpose: purpose.smsPurpose, expiresAt: expiresAt, appSignatureHash: appSignatureHash)
             sms = try seal(message)
         }
-        try await store.startPhoneVerification(session, sms: sms)
-        return sessionInfo
+        return PreparedCode(sessionInfo: sessionInfo, session: session, sms: sms)
+    }
+
+    /// The phone configuration (test numbers, regions) whether or not phone sign-in is on: second
+    /// factors use it too.
+    package func phoneConfig() async throws -> PhoneSignInConfig {
+        try await configs.current().phone
     }
 
     /// `signInWithPhoneNumber`'s request.

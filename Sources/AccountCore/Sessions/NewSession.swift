@@ -13,6 +13,8 @@ package struct NewSession: Sendable {
     package var claimsOverlay: String?
     /// The IdP's extra claims (`firebase.sign_in_attributes`, §A.10).
     package var signInAttributes: String?
+    /// The second factor the sign-in passed (mfa-phone-tenants.md §B.10).
+    package var secondFactor: SecondFactorClaim?
 
     /// Creates a draft with fresh random id and salt.
     package init(

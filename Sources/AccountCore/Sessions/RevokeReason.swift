@@ -16,6 +16,10 @@ package enum RevokeReason: String, Sendable, CaseIterable {
     case accountOverwritten = "ACCOUNT_OVERWRITTEN"
     case idleTimeout = "IDLE_TIMEOUT"
     case expired = "EXPIRED"
+    /// A second factor was enrolled or withdrawn, or an enrolment reverted (mfa-phone-tenants.md §B.6, §B.7, §B.12).
+    case mfaEnrolled = "MFA_ENROLLED"
+    case mfaWithdrawn = "MFA_WITHDRAWN"
+    case mfaReverted = "MFA_REVERTED"
 
     /// Sessions ended because the mailbox's owner proved it (THE RULE) or reset the password: they
     /// may have been a squatter's, so they prove nothing about where the owner signs in from (the

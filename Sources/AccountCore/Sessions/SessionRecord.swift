@@ -32,6 +32,8 @@ package struct SessionRecord: Sendable, Equatable {
     package var claimsOverlay: String?
     /// The IdP's extra claims of the sign-in, a JSON object (`firebase.sign_in_attributes`, §A.10).
     package var signInAttributes: String?
+    /// The second factor the sign-in passed (mfa-phone-tenants.md §B.10).
+    package var secondFactor: SecondFactorClaim?
 
     /// Creates a record.
     package init(
@@ -39,7 +41,7 @@ package struct SessionRecord: Sendable, Equatable {
         userAgent: String? = nil, ipAddress: String? = nil, lastRefreshAt: Date? = nil, generation: Int64 = 0,
         generationIssuedAt: Date, salt: [UInt8], keyID: String, lastMintAt: Date? = nil, expiresAt: Date? = nil,
         revokedAt: Date? = nil, revokeReason: RevokeReason? = nil, userDeleted: Bool = false, claimsOverlay: String? = nil,
-        signInAttributes: String? = nil
+        signInAttributes: String? = nil, secondFactor: SecondFactorClaim? = nil
     ) {
         self.sessionID = sessionID
         self.localID = localID
@@ -61,5 +63,6 @@ package struct SessionRecord: Sendable, Equatable {
         self.userDeleted = userDeleted
         self.claimsOverlay = claimsOverlay
         self.signInAttributes = signInAttributes
+        self.secondFactor = secondFactor
     }
 }

@@ -11,7 +11,7 @@ package enum IDTokenClaims {
     /// the claims the account owns.
     package static func make(
         user: UserRecord, sessionID: String, signInProvider: String, ticket: MintTicket, settings: ProjectSettings,
-        overlay: String? = nil, signInAttributes: String? = nil
+        overlay: String? = nil, signInAttributes: String? = nil, secondFactor: SecondFactorClaim? = nil
     ) -> [String: JSONValue] {
         var claims = user.customClaims
         if let overlay, let object = (try? JSONValue.parse(overlay))?.objectValue {
@@ -48,6 +48,10 @@ package enum IDTokenClaims {
         var firebase: [String: JSONValue] = ["identities": .object(identities), "sign_in_provider": .string(signInProvider)]
         if let signInAttributes, let object = (try? JSONValue.parse(signInAttributes))?.objectValue, !object.isEmpty {
             firebase["sign_in_attributes"] = .object(object)
+        }
+        if let secondFactor {
+            firebase["sign_in_second_factor"] = .string(secondFactor.kind.claim)
+            firebase["second_factor_identifier"] = .string(secondFactor.enrollmentID)
         }
         claims["firebase"] = .object(firebase)
         return claims

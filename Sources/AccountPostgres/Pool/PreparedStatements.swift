@@ -230,7 +230,7 @@ enum Prepared {
     /// An action code by the SHA-256 of its text.
     struct ActionCode: PreparedQuery {
         static let sql = """
-            SELECT kind, local_id, email, new_email, lang, expires_at, used_at, restore_email_verified FROM action_codes
+            SELECT kind, local_id, email, new_email, lang, expires_at, used_at, restore_email_verified, enrollment_id FROM action_codes
             WHERE code_hash = $1
             """
         let binds: PostgresBindings
@@ -251,7 +251,7 @@ enum Prepared {
     struct ActionCodeSpend: PreparedQuery {
         static let sql = """
             UPDATE action_codes SET used_at = $1, used_reason = 'APPLIED' WHERE code_hash = $2 AND used_at IS NULL
-            RETURNING kind, local_id, email, new_email, lang, expires_at, NULL::timestamptz, restore_email_verified
+            RETURNING kind, local_id, email, new_email, lang, expires_at, NULL::timestamptz, restore_email_verified, enrollment_id
             """
         let binds: PostgresBindings
         init(hash: Data, now: Date) throws {

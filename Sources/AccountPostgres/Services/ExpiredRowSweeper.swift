@@ -95,6 +95,15 @@ package struct ExpiredRowSweeper: Service {
             DELETE FROM sms_outbox WHERE id IN (SELECT id FROM sms_outbox
               WHERE status <> 'pending' AND created_at < \(now) - interval '7 days' LIMIT 5000)
             """,
+            // Second factors' one-time rows (§0.3), a week past their end as phone sessions.
+            """
+            DELETE FROM mfa_pending WHERE pending_hash IN (SELECT pending_hash FROM mfa_pending
+              WHERE coalesce(used_at, expires_at) < \(now) - interval '7 days' LIMIT 5000)
+            """,
+            """
+            DELETE FROM totp_enrollments WHERE session_hash IN (SELECT session_hash FROM totp_enrollments
+              WHERE coalesce(used_at, expires_at) < \(now) - interval '7 days' LIMIT 5000)
+            """,
         ]
         var total = 0
         for statement in statements {

@@ -177,6 +177,9 @@ extension StoreTransaction {
             try await writePassword(password, localID: localID, now: now)
             try await retireResetCodes(localID: localID, reason: "PASSWORD_CHANGED", now: now)
         }
+        if let factors = write.factors {
+            try await replaceFactors(factors, of: localID)
+        }
         if write.removesPassword {
             try await query("DELETE FROM password_credentials WHERE tenant_id = \(tenant) AND local_id = \(localID)")
         }

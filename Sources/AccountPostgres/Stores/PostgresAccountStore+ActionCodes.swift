@@ -36,7 +36,7 @@ extension PostgresAccountStore: ActionCodeStore {
             guard let record = try await tx.spend(code, now: now) else {
                 throw AccountError(.invalidOOBCode)
             }
-            try record.requireUsable(kinds: [.verifyEmail, .verifyAndChangeEmail, .recoverEmail], now: now)
+            try record.requireUsable(kinds: [.verifyEmail, .verifyAndChangeEmail, .recoverEmail, .revertSecondFactorAddition], now: now)
             guard let localID = record.localID,
                 let user = try await tx.user(localID: localID, lock: true)
             else { throw AccountError(.emailNotFound) }
@@ -55,6 +55,14 @@ extension PostgresAccountStore: ActionCodeStore {
                 if record.kind == .verifyAndChangeEmail, let recover {
                     try await tx.insert(recover, restoreEmailVerified: user.emailVerified)
                 }
+            case .revertSecondFactorAddition:
+                // §B.12: the factor the notice named goes, and every session with it.
+                guard let enrollmentID = record.enrollmentID, user.factors.contains(where: { $0.enrollmentID == enrollmentID }) else {
+                    throw AccountError(.invalidOOBCode)
+                }
+                let after = try await tx.removeFactor(enrollmentID, from: user)
+                _ = try await tx.revokeAll(user: after, reason: .mfaReverted, now: now)
+                try await tx.audit(.mfaReverted, localID: localID, details: ["enrollmentId": enrollmentID])
             default:
                 throw AccountError(.invalidOOBCode)
             }
@@ -85,7 +93,7 @@ extension PostgresAccountStore: ActionCodeStore {
     }
 
     /// Reads what ``EmailLinkRules`` decides on, under the user's row lock, and writes its plan.
-    package func completeEmailLink(_ completion: EmailLinkCompletion) async throws -> (UserRecord, MintTicket, isNewUser: Bool) {
+    package func completeEmailLink(_ completion: EmailLinkCompletion) async throws -> (UserRecord, MintTicket?, isNewUser: Bool) {
         try await transaction { tx in
             let now = completion.now
             try EmailLinkRules.accept(try await tx.spend(completion.code, now: now), email: completion.email, now: now)
@@ -131,6 +139,10 @@ extension PostgresAccountStore: ActionCodeStore {
             }
             if written == nil { written = try await tx.user(localID: localID, lock: false) }
             guard let user = written else { throw AccountError(.unavailable) }
+            if let pending = completion.challenge?.pending(for: user, session: completion.session) {
+                try await tx.insertPending(pending)
+                return (user, nil, isNewUser)
+            }
             let ticket = try await tx.insertSession(completion.session, user: user, now: now)
             return (user, ticket, isNewUser)
         }
@@ -141,12 +153,14 @@ extension PostgresAccountStore: ActionCodeStore {
     /// The first row of ``Prepared/ActionCode``'s columns.
     static func decodeCode(_ rows: some AsyncSequence<PostgresRow, any Error>) async throws -> ActionCodeRecord? {
         for try await row in rows {
-            let (kind, localID, email, newEmail, lang, expiresAt, usedAt, restoreVerified) = try row.decode(
-                (String, String?, String, String?, String, Date, Date?, Bool?).self)
+            let (kind, localID, email, newEmail, lang, expiresAt, usedAt, restoreVerified, enrollmentID) = try row.decode(
+                (String, String?, String, String?, String, Date, Date?, Bool?, String?).self)
             guard let kind = ActionCodeKind(rawValue: kind) else { return nil }
-            return ActionCodeRecord(
+            var record = ActionCodeRecord(
                 kind: kind, localID: localID, email: email, newEmail: newEmail, lang: lang, expiresAt: expiresAt, usedAt: usedAt,
                 restoreEmailVerified: restoreVerified ?? false)
+            record.enrollmentID = enrollmentID
+            return record
         }
         return nil
     }

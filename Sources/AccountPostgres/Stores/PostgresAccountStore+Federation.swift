@@ -161,7 +161,11 @@ extension PostgresAccountStore: FederationStore {
         }
         if written == nil { written = try await tx.user(localID: localID, lock: false) }
         guard let user = written else { throw AccountError(.userNotFound) }
-        let ticket = try await tx.startSession(use.session, user: user, now: now)
+        if let pending = request.challenge?.pending(for: user, session: use.session) {
+            try await tx.insertPending(pending)
+            return .challenged(user)
+        }
+        let ticket = try await tx.insertSession(use.session, user: user, now: now)
         return .signedIn(user, ticket, isNewUser: isNewUser, emailRecycled: recycled)
     }
 
@@ -181,7 +185,7 @@ extension PostgresAccountStore: FederationStore {
             try await tx.writeUser(FederationRules.linking(assertion, to: user, trusted: use.trusted, now: now))
             try await tx.audit(.identityLinked, localID: user.localID, details: ["providerId": assertion.providerID])
             guard let linked = try await tx.user(localID: user.localID, lock: false) else { throw AccountError(.userNotFound) }
-            return (linked, try await tx.startSession(use.session, user: linked, now: now))
+            return (linked, try await tx.insertSession(use.session, user: linked, now: now))
         }
     }
 }
@@ -263,15 +267,5 @@ extension StoreTransaction {
             inserted = true
         }
         guard inserted else { throw AccountError(.federatedUserIDAlreadyLinked) }
-    }
-
-    /// A session with its IdP attributes.
-    func startSession(_ session: NewSession, user: UserRecord, now: Date) async throws -> MintTicket {
-        let ticket = try await insertSession(session, user: user, now: now)
-        if let attributes = session.signInAttributes {
-            try await query(
-                "UPDATE sessions SET sign_in_attributes = \(attributes) WHERE tenant_id = \(tenant) AND session_id = \(session.sessionID)")
-        }
-        return ticket
     }
 }

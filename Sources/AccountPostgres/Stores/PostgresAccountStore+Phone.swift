@@ -6,24 +6,7 @@ import PostgresNIO
 /// the session or proof and the account, asks ``PhoneRules``, and writes what they decide.
 extension PostgresAccountStore: PhoneStore {
     package func startPhoneVerification(_ session: NewPhoneSession, sms: SealedSMS?) async throws {
-        try await transaction { tx in
-            try await tx.query(
-                """
-                INSERT INTO phone_sessions (session_hash, tenant_id, purpose, phone_number, code_mac, test_number, created_at, expires_at,
-                    inbox_session_info, inbox_code)
-                VALUES (\(Data(session.sessionHash)), \(tenant), \(session.purpose.rawValue), \(session.phoneNumber), \(Data(session.codeMAC)),
-                    \(session.testNumber), \(session.createdAt), \(session.expiresAt), \(session.inbox?.sessionInfo), \(session.inbox?.code))
-                """)
-            if let sms {
-                try await tx.query(
-                    """
-                    INSERT INTO sms_outbox (tenant_id, message_id, payload_sealed, kek_id, next_attempt_at, expires_at, created_at)
-                    VALUES (\(tenant), \(sms.messageID), \(Data(sms.sealed)), \(sms.kekID), \(session.createdAt), \(sms.expiresAt),
-                        \(session.createdAt))
-                    """)
-                try await tx.query("SELECT pg_notify(\(PostgresSMSOutbox.channel), '')")
-            }
-        }
+        try await transaction { tx in try await tx.insertPhoneVerification(session, sms: sms) }
     }
 
     /// Thrown inside the transaction to roll it back when it would create an account not yet counted.
@@ -172,6 +155,28 @@ extension PostgresAccountStore: PhoneStore {
             let number = try PhoneRules.check(row, phoneNumber: presented, now: now)
             try await tx.query("UPDATE temporary_proofs SET used_at = \(now) WHERE proof_hash = \(Data(hash))")
             return .proven(number)
+        }
+    }
+}
+
+extension StoreTransaction {
+    /// Writes a verification session and, for a real number, its SMS to the outbox (§A.4 step 8).
+    func insertPhoneVerification(_ session: NewPhoneSession, sms: SealedSMS?) async throws {
+        try await query(
+            """
+            INSERT INTO phone_sessions (session_hash, tenant_id, purpose, phone_number, code_mac, test_number, created_at, expires_at,
+                inbox_session_info, inbox_code)
+            VALUES (\(Data(session.sessionHash)), \(tenant), \(session.purpose.rawValue), \(session.phoneNumber), \(Data(session.codeMAC)),
+                \(session.testNumber), \(session.createdAt), \(session.expiresAt), \(session.inbox?.sessionInfo), \(session.inbox?.code))
+            """)
+        if let sms {
+            try await query(
+                """
+                INSERT INTO sms_outbox (tenant_id, message_id, payload_sealed, kek_id, next_attempt_at, expires_at, created_at)
+                VALUES (\(tenant), \(sms.messageID), \(Data(sms.sealed)), \(sms.kekID), \(session.createdAt), \(sms.expiresAt),
+                    \(session.createdAt))
+                """)
+            try await query("SELECT pg_notify(\(PostgresSMSOutbox.channel), '')")
         }
     }
 }

@@ -27,6 +27,8 @@ enum UserColumn: Int, CaseIterable {
     case passwordAlgorithm, passwordHash, passwordSalt, passwordParameters, passwordUpdatedAt
     /// The federated links, a JSON array of `[provider, rawId, email, displayName, photoUrl, linkedAtMillis]`.
     case federated
+    /// The second factors, a JSON array of `[enrollmentId, kind, displayName, phone, enrolledAtMicros]`.
+    case factors
 
     var sql: String {
         switch self {
@@ -59,6 +61,12 @@ enum UserColumn: Int, CaseIterable {
                      (extract(epoch FROM f.linked_at) * 1000)::bigint) ORDER BY f.linked_at), '[]')::text
                FROM federated_identities f WHERE f.tenant_id = u.tenant_id AND f.local_id = u.local_id)
             """
+        case .factors:
+            """
+            (SELECT coalesce(json_agg(json_build_array(m.enrollment_id, m.kind, m.display_name, m.phone_number,
+                     (extract(epoch FROM m.enrolled_at) * 1000000)::bigint) ORDER BY m.enrolled_at, m.enrollment_id), '[]')::text
+               FROM mfa_factors m WHERE m.tenant_id = u.tenant_id AND m.local_id = u.local_id)
+            """
         }
     }
 }
@@ -67,7 +75,7 @@ enum UserColumn: Int, CaseIterable {
 enum SessionColumn: Int, CaseIterable {
     case sessionID, localID, createdAt, authTime, signInProvider, signInMethod, userAgent, ipAddress, lastRefreshAt
     case generation, generationIssuedAt, salt, keyID, lastMintAt, expiresAt, revokedAt, revokeReason, userDeleted, claimsOverlay,
-        signInAttributes
+        signInAttributes, secondFactor, secondFactorID
 
     var sql: String {
         switch self {
@@ -91,6 +99,8 @@ enum SessionColumn: Int, CaseIterable {
         case .userDeleted: "user_deleted"
         case .claimsOverlay: "claims_overlay"
         case .signInAttributes: "sign_in_attributes"
+        case .secondFactor: "second_factor"
+        case .secondFactorID: "second_factor_id"
         }
     }
 }
@@ -157,6 +167,17 @@ extension PostgresAccountStore {
                 )
             }
         }
+        let factors = try c(.factors, as: String.self)
+        if factors != "[]", case .array(let array)? = try? JSONValue.parse(factors) {
+            user.factors = array.compactMap { element in
+                guard case .array(let item) = element, item.count == 5, let id = item[0].stringValue,
+                    let kind = item[1].stringValue.flatMap(MFAFactor.Kind.init(rawValue:))
+                else { return nil }
+                return MFAFactor(
+                    enrollmentID: id, kind: kind, displayName: item[2].stringValue, phoneNumber: item[3].stringValue,
+                    enrolledAt: Date(timeIntervalSince1970: Double(item[4].intValue ?? 0) / 1_000_000))
+            }
+        }
         return user
     }
 
@@ -183,7 +204,10 @@ extension PostgresAccountStore {
             revokeReason: try c(.revokeReason, as: String?.self).flatMap(RevokeReason.init(rawValue:)),
             userDeleted: try c(.userDeleted),
             claimsOverlay: try c(.claimsOverlay),
-            signInAttributes: try c(.signInAttributes)
+            signInAttributes: try c(.signInAttributes),
+            secondFactor: try c(.secondFactor, as: String?.self).flatMap(MFAFactor.Kind.init(rawValue:)).flatMap { kind in
+                try c(.secondFactorID, as: String?.self).map { SecondFactorClaim(kind: kind, enrollmentID: $0) }
+            }
         )
     }
 }

@@ -87,7 +87,47 @@ extension StoreTransaction {
                     AS f(local_id text, provider_id text, raw_id text, email text, display_name text, photo_url text, linked_at float8)
                 """)
         }
+        try await insertPhoneFactors(written.flatMap { user in user.factors.filter { $0.kind == .phone }.map { (user.localID, $0) } })
         return inserted
+    }
+
+    /// Inserts phone second factors (an admin's or an import's: TOTP factors are only enrolled by
+    /// their owner), in one statement.
+    func insertPhoneFactors(_ factors: [(localID: String, factor: MFAFactor)]) async throws {
+        guard !factors.isEmpty else { return }
+        func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+        let rows = factors.map { localID, factor in
+            JSONValue.object([
+                "local_id": .string(localID), "enrollment_id": .string(factor.enrollmentID), "display_name": text(factor.displayName),
+                "phone_number": text(factor.phoneNumber), "enrolled_at": .double(factor.enrolledAt.timeIntervalSince1970),
+            ])
+        }
+        try await query(
+            """
+            INSERT INTO mfa_factors (tenant_id, local_id, enrollment_id, kind, display_name, phone_number, enrolled_at)
+            SELECT \(tenant), m.local_id, m.enrollment_id, 'PHONE', m.display_name, m.phone_number, to_timestamp(m.enrolled_at)
+            FROM json_to_recordset(\(JSONValue.array(rows).serialized())::json)
+                AS m(local_id text, enrollment_id text, display_name text, phone_number text, enrolled_at float8)
+            """)
+    }
+
+    /// Replaces a locked user's factors by an admin's set (§B.13): every phone factor rewritten,
+    /// TOTP factors kept (secret and step) when listed, else removed.
+    func replaceFactors(_ factors: [MFAFactor], of localID: String) async throws {
+        let keptTOTP = factors.filter { $0.kind == .totp }
+        try await query(
+            """
+            DELETE FROM mfa_factors WHERE tenant_id = \(tenant) AND local_id = \(localID)
+                AND (kind = 'PHONE' OR enrollment_id <> ALL(\(keptTOTP.map(\.enrollmentID))))
+            """)
+        for factor in keptTOTP {
+            try await query(
+                """
+                UPDATE mfa_factors SET display_name = \(factor.displayName), enrolled_at = \(factor.enrolledAt)
+                WHERE tenant_id = \(tenant) AND local_id = \(localID) AND enrollment_id = \(factor.enrollmentID)
+                """)
+        }
+        try await insertPhoneFactors(factors.filter { $0.kind == .phone }.map { (localID, $0) })
     }
 
     /// Writes an account's fields as a Core rule decided them, in one statement; the password,

@@ -147,6 +147,15 @@ struct StoreTransaction {
         let (ticket, mintAt) = PostgresAccountStore.firstMint(now: now, validSince: user.validSince)
         _ = try await execute(
             Prepared.SessionInsert(session, localID: user.localID, tenant: tenant, now: now, ticket: ticket, mintAt: mintAt))
+        // Rare facts of a session (an IdP's attributes, a second factor) are not in the hot insert.
+        if session.signInAttributes != nil || session.secondFactor != nil {
+            try await query(
+                """
+                UPDATE sessions SET sign_in_attributes = \(session.signInAttributes), second_factor = \(session.secondFactor?.kind.rawValue),
+                    second_factor_id = \(session.secondFactor?.enrollmentID)
+                WHERE tenant_id = \(tenant) AND session_id = \(session.sessionID)
+                """)
+        }
         return ticket
     }
 }
@@ -163,6 +172,9 @@ extension StoreTransaction {
             try await query("DELETE FROM password_credentials WHERE tenant_id = \(tenant) AND local_id = \(localID)")
         }
         try await query("DELETE FROM federated_identities WHERE tenant_id = \(tenant) AND local_id = \(localID)")
+        if !user.factors.isEmpty {
+            try await query("DELETE FROM mfa_factors WHERE tenant_id = \(tenant) AND local_id = \(localID)")
+        }
         try await query(
             """
             UPDATE action_codes SET used_at = \(now), used_reason = \(plan.revokeReason.rawValue)
@@ -195,9 +207,9 @@ extension StoreTransaction {
         try await query(
             """
             INSERT INTO action_codes (tenant_id, code_hash, kind, local_id, email, new_email, settings, lang, created_at, expires_at,
-                restore_email_verified)
+                restore_email_verified, enrollment_id)
             VALUES (\(tenant), \(PostgresAccountStore.hash(code.code)), \(code.kind.rawValue), \(code.localID), \(code.email), \(code.newEmail),
-                \(code.settingsJSON)::jsonb, \(code.lang), \(code.createdAt), \(code.expiresAt), \(restoreEmailVerified))
+                \(code.settingsJSON)::jsonb, \(code.lang), \(code.createdAt), \(code.expiresAt), \(restoreEmailVerified), \(code.enrollmentID))
             """)
         if let email = outgoing.email {
             try await PostgresOutbox.enqueue(email, on: connection, logger: logger)
