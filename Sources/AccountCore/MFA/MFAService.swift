@@ -170,7 +170,7 @@ package struct MFAService: Sendable {
                         displayName: request.displayName.flatMap { $0.isEmpty ? nil : $0 }, session: session,
                         notice: revertNotice(user, enrollmentID: enrollmentID, kind: kind, apiKey: request.apiKey), now: now)))
         }
-        guard case .signedIn(let enrolled, let ticket) = outcome else { throw AccountError(.unavailable) }
+        guard case .signedIn(let enrolled, let ticket, _) = outcome else { throw AccountError(.unavailable) }
         return try await accounts.mint(enrolled, session, ticket)
     }
 
@@ -228,7 +228,7 @@ package struct MFAService: Sendable {
             FactorWithdrawal(
                 localID: user.localID, guardSession: caller.sessionGuard, enrollmentID: enrollmentID, session: session, notice: notice,
                 now: now))
-        guard case .signedIn(let after, let ticket) = try Self.settled(outcome) else { throw AccountError(.unavailable) }
+        guard case .signedIn(let after, let ticket, _) = try Self.settled(outcome) else { throw AccountError(.unavailable) }
         return try await accounts.mint(after, session, ticket)
     }
 
@@ -272,7 +272,7 @@ package struct MFAService: Sendable {
         return try await environment.limiter.countingCodeFailures(address: address) {
             let (pending, user) = try await pending(hash)
             let proof: SecondFactorProof
-            var factorID: String
+            let factorID: String
             switch kind {
             case .totp:
                 (proof, factorID) = try await totpSignInProof(request, pending: pending, pendingHash: hash, user: user)
@@ -289,11 +289,11 @@ package struct MFAService: Sendable {
             if case .refused(let error) = outcome, error.code == .invalidCode, !factorID.isEmpty {
                 try await environment.limiter.record(.mfaFailuresPerFactor, Self.factorKey(user.localID, factorID))
             }
-            guard case .signedIn(let signedIn, let ticket) = try Self.settled(outcome) else { throw AccountError(.unavailable) }
-            // The store filled in the SMS factor's id from the session it spent.
-            if let passed = signedIn.factors.first(where: { $0.enrollmentID == session.secondFactor?.enrollmentID }) {
-                session.secondFactor = SecondFactorClaim(kind: passed.kind, enrollmentID: passed.enrollmentID)
+            guard case .signedIn(let signedIn, let ticket, let passed) = try Self.settled(outcome) else {
+                throw AccountError(.unavailable)
             }
+            // An SMS sign-in's factor is the one its session was sent for, as the store found it.
+            session.secondFactor = passed
             return try await accounts.mint(signedIn, session, ticket)
         }
     }

@@ -216,7 +216,9 @@ package struct FactorWithdrawal: Sendable {
 
 /// How a finalizing transaction ended.
 package enum MFAOutcome: Sendable {
-    case signedIn(UserRecord, MintTicket)
+    /// The session was started; `secondFactor` is the factor it passed as the transaction found it
+    /// (an SMS sign-in learns its factor from the session it spends).
+    case signedIn(UserRecord, MintTicket, secondFactor: SecondFactorClaim?)
     /// Refused after a failure was recorded (a wrong code counted): the caller throws it.
     case refused(AccountError)
 }

@@ -159,7 +159,7 @@ extension PostgresAccountStore: MFAStore {
             if let notice = request.notice { try await tx.insert(notice) }
             try await tx.audit(
                 .mfaEnrolled, localID: user.localID, details: ["enrollmentId": factor.enrollmentID, "kind": factor.kind.rawValue])
-            return .signedIn(after, ticket)
+            return .signedIn(after, ticket, secondFactor: request.session.secondFactor)
         }
     }
 
@@ -212,7 +212,7 @@ extension PostgresAccountStore: MFAStore {
             try await tx.query("UPDATE users SET last_login_at = \(now) WHERE tenant_id = \(tenant) AND local_id = \(user.localID)")
             var signedIn = user
             signedIn.lastLoginAt = now
-            return .signedIn(signedIn, try await tx.insertSession(session, user: signedIn, now: now))
+            return .signedIn(signedIn, try await tx.insertSession(session, user: signedIn, now: now), secondFactor: session.secondFactor)
         }
     }
 
@@ -231,7 +231,7 @@ extension PostgresAccountStore: MFAStore {
             let ticket = try await tx.insertSession(request.session, user: after, now: now)
             if let notice = request.notice { try await PostgresOutbox.enqueue(notice, on: tx.connection, logger: tx.logger) }
             try await tx.audit(.mfaWithdrawn, localID: user.localID, details: ["enrollmentId": request.enrollmentID])
-            return .signedIn(after, ticket)
+            return .signedIn(after, ticket, secondFactor: request.session.secondFactor)
         }
     }
 

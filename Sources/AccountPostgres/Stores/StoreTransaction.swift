@@ -194,7 +194,8 @@ extension StoreTransaction {
         _ outgoing: OutgoingCode, restoreEmailVerified: Bool? = nil
     ) async throws {
         let code = outgoing.code
-        if let localID = code.localID {
+        // A revert code undoes its own enrolment: a later enrolment's code does not replace it.
+        if let localID = code.localID, code.kind != .revertSecondFactorAddition {
             try await query(
                 """
                 UPDATE action_codes SET used_at = \(code.createdAt), used_reason = 'SUPERSEDED'
