@@ -32,6 +32,9 @@ package enum LimitBucket: String, Sendable, CaseIterable {
     /// Wrong second-factor codes against one factor (mfa-phone-tenants.md §A.8, §B.11): the TOTP
     /// guessing bound, whatever the addresses. Answered `QUOTA_EXCEEDED : Exceeded quota.`
     case mfaFailuresPerFactor = "mfa_failures_per_factor"
+    /// Enrolments started by one user: each TOTP start is a row (a sealed secret) for 15 minutes,
+    /// each SMS start a session, so a signed-in client cannot fill the tables.
+    case mfaEnrollmentsPerUser = "mfa_enrollments_per_user"
 
     /// The default of §E.5.
     package var defaultBucket: RateBucket {
@@ -58,6 +61,7 @@ package enum LimitBucket: String, Sendable, CaseIterable {
         // after, so at most about 10 million rows (1.5 GB) however many addresses a client has.
         case .testNumberSessionsPerProject: RateBucket(burst: 10_000, period: 0.06)
         case .mfaFailuresPerFactor: RateBucket(burst: 5, period: 600)
+        case .mfaEnrollmentsPerUser: RateBucket(burst: 10, period: 60)
         }
     }
 
@@ -72,6 +76,7 @@ package enum LimitBucket: String, Sendable, CaseIterable {
         case .smsPerProjectDay: "Exceeded daily quota for SMS."
         case .testNumberSessionsPerProject: "Too many verification sessions are in progress. Please try again later."
         case .mfaFailuresPerFactor: "Exceeded quota."
+        case .mfaEnrollmentsPerUser: "Too many second factor enrollments started. Please try again later."
         case .mailPerIP, .codeFailuresPerIP, .lookupsPerIP, .credentialFailuresPerIP, .authFlowsPerIP, .adminTokenFailuresPerIP, .smsPerIP,
             .testNumberSessionsPerIP:
             "Too many requests from this network. Please try again later."

@@ -116,6 +116,7 @@ package struct MFAService: Sendable {
         try requireEligible(caller, user)
         try await accounts.requireRecentLogin(caller, of: user)
         try Self.checkRoom(for: kind, in: user)
+        try await environment.limiter.consume(.mfaEnrollmentsPerUser, user.localID)
         switch kind {
         case .totp:
             let secret = environment.random.bytes(20)
