@@ -16,6 +16,7 @@ CREATE TABLE mfa_factors (
     kek_id         text,
     last_step      bigint,
     enrolled_at    timestamptz NOT NULL,
+    enrolled_at_text text,                      -- an admin's or an import's enrolledAt, returned as given
     PRIMARY KEY (tenant_id, local_id, enrollment_id),
     FOREIGN KEY (tenant_id, local_id) REFERENCES users (tenant_id, local_id) ON DELETE CASCADE,
     CHECK ((kind = 'PHONE') = (phone_number IS NOT NULL)),

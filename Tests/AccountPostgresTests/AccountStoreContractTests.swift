@@ -161,7 +161,7 @@ struct AccountStoreContractTests {
                 now: t0 + 5)
             #expect(changed.displayName == nil && changed.email == "ann2@example.com" && !changed.emailVerified)
             #expect(changed.initialEmail == "ann@example.com" && changed.phoneNumber == nil)
-            #expect(changed.password?.stored.hash == [9] && changed.credentialVersion == user.credentialVersion + 1)
+            #expect(changed.password?.stored.hash == [9] && changed.credentialVersion > user.credentialVersion)
             #expect(changed.validSince > user.validSince && ticket != nil)
             #expect(
                 try await store.sessionState(sessionID: session.sessionID)?.sessionLive == false, "a new password revokes the old sessions")

@@ -8,6 +8,13 @@
   benchtool.py oobcodes URL USERS COUNT OUT mint COUNT email sign-in codes with admin sendOobCode; prints JSON
   benchtool.py phone-sessions URL COUNT OUT turn phone sign-in on with ten test numbers, sign each in once,
                                             then mint COUNT sessions through sendVerificationCode; prints JSON
+  benchtool.py mfa-setup URL N FILE         turn TOTP second factors on, add N users to FILE (admin create, password
+                                            sign-in, TOTP enrolment): "localId enrollmentId secret lastStep"; prints JSON
+  benchtool.py mfa-users FILE SIGNINS S T   how many users mfa-setup must add to FILE for SIGNINS sign-ins in a run
+                                            of S seconds on T wrk threads
+  benchtool.py mfa-lines FILE SIGNINS S T NBASE LINES PENDING
+                                            a run's TOTP codes: LINES "n enrollmentId code" (single-use.lua, T threads),
+                                            PENDING "n<TAB>localId" (mfa.setup.sql), n from NBASE; updates FILE
   benchtool.py check-wrk FILE LABEL         fail if more than 1% of a wrk run's requests failed
   benchtool.py median-rate DIR NAME         median req/s of the wrk runs DIR/NAME.<r>.txt
   benchtool.py max-rate DIR NAME            highest req/s of the wrk runs DIR/NAME.<r>.txt
@@ -21,6 +28,7 @@ import hashlib
 import hmac
 import http.client
 import json
+import math
 import os
 import queue
 import re
@@ -222,6 +230,170 @@ def phone_sessions(url, count, out_path):
         out.writelines(lines)
     print(f"    minted {len(lines):,} phone sessions in {seconds:.1f} s ({len(lines) / seconds:,.0f}/s)", file=sys.stderr)
     print(json.dumps({"sessions": len(lines), "seconds": seconds}))
+
+
+# The mfa workload's users: each with a TOTP factor whose codes are computed here, as an
+# authenticator app computes them (RFC 6238: HOTP-SHA1 of the 30 s step, six digits).
+TOTP_WINDOW = 5  # adjacentIntervals as mfa-setup configures it: codes of 5 steps either side are accepted
+# Seconds from mfa-lines computing a run's codes to the last request wrk sends, beyond the run's
+# duration: the pending credentials' insert and wrk's start (each thread reads the lines file).
+MFA_SLACK = 20
+MFA_CONFIG = {"mfa": {"state": "ENABLED",
+                      "providerConfigs": [{"state": "ENABLED", "totpProviderConfig": {"adjacentIntervals": TOTP_WINDOW}}]}}
+
+
+def totp(secret, step):
+    digest = hmac.new(secret, step.to_bytes(8, "big"), hashlib.sha1).digest()
+    offset = digest[-1] & 0x0F
+    return "%06d" % ((int.from_bytes(digest[offset:offset + 4], "big") & 0x7FFFFFFF) % 1_000_000)
+
+
+def base32_secret(text):
+    return base64.b32decode(text + "=" * (-len(text) % 8))
+
+
+def jwt_payload(token):
+    part = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+
+
+def mfa_users(path):
+    """The users of an mfa users file, each [localId, enrollmentId, base32Secret, lastStep] (lastStep
+    the newest step its factor accepted or a run was given), in file order."""
+    if not os.path.exists(path):
+        return []
+    return [line.split() for line in open(path) if line.strip()]
+
+
+def mfa_setup(url, count, path):
+    """Turns TOTP second factors on (the configuration resource), then adds `count` users to the
+    mfa users file PATH (mfa<N>@bench.example, N after the users it has): each created by the admin
+    with a verified email and a password, signed in with it (two argon2id: ~50 users/s), and
+    enrolled with a TOTP factor, whose enrolment takes the code of the oldest step the window
+    accepts, so that every later code is newer. Prints JSON."""
+    conn = connection(url)
+    conn.request("PATCH", "/v2/projects/demo-bench/config?updateMask=mfa", body=json.dumps(MFA_CONFIG).encode(), headers=ADMIN)
+    reply = conn.getresponse()
+    data = reply.read()
+    if reply.status != 200:
+        raise RuntimeError(f"PATCH config: HTTP {reply.status}: {data[:500]!r}")
+    first = len(mfa_users(path))
+    made = {}
+    lock = threading.Lock()
+
+    def enrol(conn, i):
+        email = f"mfa{i}@bench.example"
+        created = post(conn, "/v1/projects/demo-bench/accounts",
+                       {"email": email, "password": "bench-password", "emailVerified": True}, ADMIN)
+        signed_in = post(conn, "/v1/accounts:signInWithPassword?key=bench-key",
+                         {"email": email, "password": "bench-password", "returnSecureToken": True}, CLIENT)
+        started = post(conn, "/v2/accounts/mfaEnrollment:start?key=bench-key",
+                       {"idToken": signed_in["idToken"], "totpEnrollmentInfo": {}}, CLIENT)["totpSessionInfo"]
+        secret = base32_secret(started["sharedSecretKey"])
+        for attempt in (1, 2):
+            # The oldest step the window accepts if the code is checked within 5 s from now (a second
+            # try, with a fresh code, if it was not: an enrolment survives four wrong codes).
+            step = int(time.time() + 5) // 30 - TOTP_WINDOW
+            try:
+                finalized = post(conn, "/v2/accounts/mfaEnrollment:finalize?key=bench-key", {
+                    "idToken": signed_in["idToken"], "displayName": "bench",
+                    "totpVerificationInfo": {"sessionInfo": started["sessionInfo"], "verificationCode": totp(secret, step)}}, CLIENT)
+                break
+            except RuntimeError:
+                if attempt == 2:
+                    raise
+        enrollment = jwt_payload(finalized["idToken"])["firebase"]["second_factor_identifier"]
+        # The factor's last step: the newest the code could have matched (the service takes the
+        # newest of equal codes in the window; that another step's code is equal is rare).
+        code = totp(secret, step)
+        step = max(s for s in range(step, step + 2 * TOTP_WINDOW + 2) if totp(secret, s) == code)
+        with lock:
+            made[i] = f"{created['localId']} {enrollment} {started['sharedSecretKey']} {step}\n"
+
+    began = time.monotonic()
+    # 32 at a time: enough to keep argon2id busy while others wait for their enrolment's new
+    # session (up to a second: its valid_since is the next second), below the hashing queue's depth.
+    for_each(url, range(first, first + count), 32, enrol)
+    seconds = time.monotonic() - began
+    with open(path, "a") as out:
+        out.writelines(made[i] for i in sorted(made))
+    if count:
+        print(f"    {count:,} TOTP users in {seconds:.1f} s ({count / seconds:,.1f}/s)", file=sys.stderr)
+    print(json.dumps({"users": count, "seconds": seconds}))
+
+
+def mfa_steps(duration, now):
+    """The TOTP steps every request of a run whose codes are computed at `now` can present: at most
+    the window's newest at the first request, at least the window's oldest at the last one."""
+    return int(now + duration + MFA_SLACK) // 30 - TOTP_WINDOW, int(now) // 30 + TOTP_WINDOW
+
+
+def mfa_users_needed(path, signins, duration, threads):
+    """How many users mfa-setup must add to PATH so that a run computed from now on can make
+    `signins` sign-ins (a multiple of `threads`, so that each wrk thread has as many)."""
+    # A user's codes in a run are the steps the window holds from the run's first request to its
+    # last (11 less those that leave it: at least 2 x window + 1 - ceil((duration + slack) / 30))
+    # that are newer than its last step: at least that many, or (the window's newest step now) -
+    # last if fewer. A new user's enrolment took the oldest step of its window, at most 4 below
+    # the step the run's codes are computed in: at least 9 of the run's steps are newer.
+    per_run = min(2 * TOTP_WINDOW - 1, 2 * TOTP_WINDOW + 1 - math.ceil((duration + MFA_SLACK) / 30))
+    if per_run < 1:
+        sys.exit(f"mfa: a {duration} s run outlasts the TOTP window (codes of {TOTP_WINDOW} steps either side)")
+    newest = mfa_steps(duration, time.time())[1]
+    have = sum(max(0, min(per_run, newest - int(user[3]))) for user in mfa_users(path))
+    missing = math.ceil(max(0, signins - have) / per_run)
+    return math.ceil(missing / threads) * threads
+
+
+def mfa_lines(path, signins, duration, threads, nbase, lines_path, pending_path):
+    """A run's sign-ins over the users of PATH: lines "n enrollmentId code" for single-use.lua, and
+    "n<TAB>localId" for mfa.setup.sql, which writes the pending credential n for the user (the
+    first factor's sign-in). User u is thread u % threads's (thread t takes lines t, t + threads, …,
+    on its one connection): each thread goes through the steps oldest first, each step through all
+    its users, so a user's codes go out oldest first and no two at once. Every step is one whose
+    code the window accepts during the whole run (mfa_steps) and newer than the user's last; the
+    users' last steps in PATH become the newest given out."""
+    users = mfa_users(path)
+    now = time.time()
+    first, last = mfa_steps(duration, now)
+    # Steps the window can reach before the last request: a code equal to one of a newer step
+    # there (about 1 in 10^5) would be taken for that step, and the user's next codes refused.
+    reach = int(now + duration + MFA_SLACK) // 30 + TOTP_WINDOW
+    codes = {}
+    for user in users:
+        secret = base32_secret(user[2])
+        codes[user[0]] = {step: totp(secret, step) for step in range(first, reach + 1)}
+    sequences = []
+    for t in range(threads):
+        mine = users[t::threads]
+        sequence = []
+        for step in range(first, last + 1):
+            for user in mine:
+                own = codes[user[0]]
+                if step > int(user[3]) and own[step] not in (own[later] for later in range(step + 1, reach + 1)):
+                    sequence.append((user, step))
+        sequences.append(sequence)
+    length = min([len(s) for s in sequences] + [math.ceil(signins / threads)])
+    lines, pending = [], []
+    n = nbase
+    for j in range(length):
+        for sequence in sequences:
+            user, step = sequence[j]
+            lines.append(f"{n} {user[1]} {codes[user[0]][step]}\n")
+            pending.append(f"{n}\t{user[0]}\n")
+            user[3] = str(max(int(user[3]), step))
+            n += 1
+    with open(lines_path, "w") as out:
+        out.writelines(lines)
+    with open(pending_path, "w") as out:
+        out.writelines(pending)
+    with open(path + ".new", "w") as out:
+        out.writelines(" ".join(user) + "\n" for user in users)
+    os.replace(path + ".new", path)
+    print(f"    mfa: {len(lines):,} sign-ins over {len(users):,} users, TOTP steps {first}…{last} "
+          f"({time.time() - now:.1f} s to compute)", file=sys.stderr)
+    if len(lines) < signins:
+        print(f"    mfa: WARNING: {signins:,} sign-ins wanted, the users' codes allow {len(lines):,}", file=sys.stderr)
 
 
 def oobcodes(url, users, count, out_path):
@@ -483,12 +655,12 @@ def report(work):
         return drivers[name]
 
     for name in ["trivial", "verify", "verify-first", "signin", "signin-limits", "refresh", "federated", "phone", "lookup@small", "lookup",
-                 "lookup-half", "emaillink"]:
+                 "lookup-half", "emaillink", "mfa"]:
         wrk_workload(name)
     drivers = {}
     for name in ["lookup@small", "lookup"]:
         driver_reference(name)
-    for name in ["signin", "refresh", "federated", "phone", "lookup@small", "lookup", "emaillink"]:
+    for name in ["signin", "refresh", "federated", "phone", "lookup@small", "lookup", "emaillink", "mfa"]:
         pg_reference(name)
     raw = primitives(work)
 
@@ -598,6 +770,15 @@ def report(work):
         ratios["phone / combined bound"] = check(
             "phone sign-in (test number)", "req/s", w["phone"]["reqPerSec"], "1/(1/RS256 sign + 1/pgbench phone.sql)", bound_now, 0.8,
             ratio=paired(per_repeat(w["phone"], "reqPerSec"), refs))
+    if "mfa" in w and "mfa" in pgbench and raw:
+        # A challenged password sign-in's second step with a TOTP code: RS256 sign (ours) + its SQL,
+        # per repeat. Matching the code (HMAC-SHA1 over the window's 11 steps) and opening the sealed
+        # secret (AES-GCM) take microseconds against the signature: not in the bound.
+        refs = [1 / (1 / s + 1 / q) for s, q in zip(per_repeat(raw, "rs256SignsPerSecond"), per_repeat(pgbench["mfa"], "tps"))]
+        bound_now = 1 / (1 / raw["rs256SignsPerSecond"] + 1 / pgbench["mfa"]["tps"])
+        ratios["mfa / combined bound"] = check(
+            "MFA sign-in, TOTP (finalize)", "req/s", w["mfa"]["reqPerSec"], "1/(1/RS256 sign + 1/pgbench mfa.sql)", bound_now, 0.8,
+            ratio=paired(per_repeat(w["mfa"], "reqPerSec"), refs))
     for size, key in (("lookup@small", f"lookup @ {meta.get('smallUsers', 0):,} users"),
                       ("lookup", f"lookup @ {meta.get('users', 0):,} users")):
         if size in w and size in pgbench:
@@ -657,6 +838,9 @@ def report(work):
         if "phone" in pgbench:
             bounds["phone"] = {"bound": bound(raw["rs256SignsPerSecond"], pgbench["phone"]["tps"]),
                                "from": "1/(1/RS256 sign + 1/pgbench phone.sql)"}
+        if "mfa" in pgbench:
+            bounds["mfa"] = {"bound": bound(raw["rs256SignsPerSecond"], pgbench["mfa"]["tps"]),
+                             "from": "1/(1/RS256 sign + 1/pgbench mfa.sql)"}
         if "emaillink" in pgbench:
             bounds["emaillink"] = {"bound": bound(raw["rs256SignsPerSecond"], pgbench["emaillink"]["tps"]),
                                    "from": "1/(1/RS256 sign + 1/pgbench emaillink.sql)"}
@@ -866,6 +1050,12 @@ def main():
         oobcodes(rest[0], int(rest[1]), int(rest[2]), rest[3])
     elif command == "phone-sessions":
         phone_sessions(rest[0], int(rest[1]), rest[2])
+    elif command == "mfa-setup":
+        mfa_setup(rest[0], int(rest[1]), rest[2])
+    elif command == "mfa-users":
+        print(mfa_users_needed(rest[0], int(rest[1]), int(rest[2]), int(rest[3])))
+    elif command == "mfa-lines":
+        mfa_lines(rest[0], int(rest[1]), int(rest[2]), int(rest[3]), int(rest[4]), rest[5], rest[6])
     elif command == "check-wrk":
         check_wrk(rest[0], rest[1])
     elif command == "median-rate":  # median req/s of DIR/NAME.<r>.txt

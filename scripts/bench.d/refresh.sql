@@ -21,10 +21,14 @@ SELECT u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_ema
     p.algorithm, p.hash, p.salt, p.parameters::text, p.updated_at,
     (SELECT coalesce(json_agg(json_build_array(f.provider_id, f.raw_id, f.email, f.display_name, f.photo_url,
              (extract(epoch FROM f.linked_at) * 1000)::bigint) ORDER BY f.linked_at), '[]')::text
-       FROM federated_identities f WHERE f.tenant_id = u.tenant_id AND f.local_id = u.local_id), s.*
+       FROM federated_identities f WHERE f.tenant_id = u.tenant_id AND f.local_id = u.local_id),
+    (SELECT coalesce(json_agg(json_build_array(m.enrollment_id, m.kind, m.display_name, m.phone_number,
+             (extract(epoch FROM m.enrolled_at) * 1000000)::bigint, m.enrolled_at_text) ORDER BY m.enrolled_at, m.enrollment_id), '[]')::text
+       FROM mfa_factors m WHERE m.tenant_id = u.tenant_id AND m.local_id = u.local_id), s.*
 FROM (SELECT session_id, local_id, created_at, auth_time, sign_in_provider, sign_in_method, user_agent, ip_address,
     last_refresh_at, refresh_generation, generation_issued_at, refresh_salt, refresh_key_id, last_mint_at,
-    expires_at, revoked_at, revoke_reason, user_deleted FROM sessions WHERE session_id = :sid) s
+    expires_at, revoked_at, revoke_reason, user_deleted, claims_overlay, sign_in_attributes, second_factor, second_factor_id
+    FROM sessions WHERE session_id = :sid) s
 LEFT JOIN (users u LEFT JOIN password_credentials p ON p.tenant_id = u.tenant_id AND p.local_id = u.local_id)
     ON u.tenant_id = '' AND u.local_id = s.local_id \gset
 \set generation :refresh_generation + 1

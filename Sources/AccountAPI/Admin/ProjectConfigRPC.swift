@@ -78,6 +78,13 @@ enum ProjectConfigRPC {
         for path in ProjectConfigDocument.storedRoots {
             if let value = document.stored.value(at: path) { _ = config.set(path, to: value) }
         }
+        // A window of 0 is proto3's default: omitted from the output [FB-obs], stored as 0.
+        if case .array(var providers)? = config.value(at: "mfa.providerConfigs") {
+            for index in providers.indices where providers[index].value(at: "totpProviderConfig.adjacentIntervals") == .int(0) {
+                _ = providers[index].set("totpProviderConfig.adjacentIntervals", to: nil)
+            }
+            _ = config.set("mfa.providerConfigs", to: .array(providers))
+        }
         _ = config.set("name", to: .string("projects/\(settings.projectNumber)/config"))
         _ = config.set(
             "notification.sendSms.smsTemplate.content", to: .string("%LOGIN_CODE% is your verification code for %APP_NAME%."))

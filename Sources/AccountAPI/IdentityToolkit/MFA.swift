@@ -127,7 +127,7 @@ package enum MFAWire {
     /// One `mfaInfo` entry.
     package static func entry(_ factor: MFAFactor, obfuscate: Bool) -> JSONValue {
         var entry: [String: JSONValue] = [
-            "mfaEnrollmentId": .string(factor.enrollmentID), "enrolledAt": .string(timestamp(factor.enrolledAt)),
+            "mfaEnrollmentId": .string(factor.enrollmentID), "enrolledAt": .string(factor.enrolledAtText ?? timestamp(factor.enrolledAt)),
         ]
         if let name = factor.displayName { entry["displayName"] = .string(name) }
         switch factor.kind {
@@ -160,13 +160,21 @@ package enum MFAWire {
                 enrollmentID: object["mfaEnrollmentId"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 },
                 phoneInfo: object["phoneInfo"]?.stringValue, totp: object["totpInfo"] != nil && object["totpInfo"] != .null,
                 displayName: object["displayName"]?.stringValue,
-                enrolledAt: object["enrolledAt"]?.stringValue.flatMap { try? Date($0, strategy: .iso8601) })
+                enrolledAt: object["enrolledAt"]?.stringValue.flatMap(Self.instant),
+                enrolledAtText: object["enrolledAt"]?.stringValue.flatMap { Self.instant($0) == nil ? nil : String($0.prefix(64)) })
         }
     }
 
-    /// RFC 3339 UTC with microseconds (§B.2).
+    /// An RFC 3339 instant as an admin sends it (fractional seconds or none), or nil.
+    static func instant(_ text: String) -> Date? {
+        (try? Date(text, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true)))
+            ?? (try? Date(text, strategy: .iso8601))
+    }
+
+    /// RFC 3339 UTC with microseconds (§B.2); an admin's or an import's factor shows its own text
+    /// (correction 6).
     package static func timestamp(_ date: Date) -> String {
-        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded(.down))
+        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
         let seconds = Date(timeIntervalSince1970: TimeInterval(micros / 1_000_000))
         let base = seconds.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false).timeZone(separator: .omitted))
             .replacingOccurrences(of: "+0000", with: "").replacingOccurrences(of: "Z", with: "")

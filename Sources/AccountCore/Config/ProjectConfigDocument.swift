@@ -40,6 +40,15 @@ package struct ProjectConfigDocument: Sendable, Equatable {
             testNumbers: try PhoneSignInConfig.testNumbers(stored.value(at: "signIn.phoneNumber.testPhoneNumbers")),
             regions: try SMSRegionPolicy(stored.value(at: "smsRegionConfig")))
         try Self.checkMFA(stored.value(at: "mfa"))
+        // §B.1: a TOTP config given without its window gets 5, stored so that it stays 5.
+        if case .array(var providers)? = stored.value(at: "mfa.providerConfigs") {
+            for index in providers.indices where providers[index].value(at: "totpProviderConfig") != nil {
+                if providers[index].value(at: "totpProviderConfig.adjacentIntervals") == nil {
+                    _ = providers[index].set("totpProviderConfig.adjacentIntervals", to: .int(5))
+                }
+            }
+            _ = self.stored.set("mfa.providerConfigs", to: .array(providers))
+        }
         self.authorizedDomains = try stored.value(at: "authorizedDomains").map(Self.domains)
         // Stored and echoed as they are compared: lower-cased, once each.
         if let domains = authorizedDomains { _ = self.stored.set("authorizedDomains", to: .array(domains.map(JSONValue.string))) }

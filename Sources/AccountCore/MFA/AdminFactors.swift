@@ -10,10 +10,14 @@ package struct AdminFactorInput: Sendable, Equatable {
     package var displayName: String?
     /// `enrolledAt` as sent (RFC 3339); returned as given.
     package var enrolledAt: Date?
+    /// Its text as sent.
+    package var enrolledAtText: String?
 
     package init(
-        enrollmentID: String? = nil, phoneInfo: String? = nil, totp: Bool = false, displayName: String? = nil, enrolledAt: Date? = nil
+        enrollmentID: String? = nil, phoneInfo: String? = nil, totp: Bool = false, displayName: String? = nil, enrolledAt: Date? = nil,
+        enrolledAtText: String? = nil
     ) {
+        self.enrolledAtText = enrolledAtText
         self.enrollmentID = enrollmentID
         self.phoneInfo = phoneInfo
         self.totp = totp
@@ -22,8 +26,16 @@ package struct AdminFactorInput: Sendable, Equatable {
     }
 }
 
-/// The rules of admin-written factors (§B.13).
+/// The rules of admin-written factors (§B.13). Their instants have millisecond precision
+/// (correction 6).
 package enum AdminFactors {
+    /// An admin factor's instant and its text: as given, else `now` to the millisecond.
+    static func enrolled(_ entry: AdminFactorInput, now: Date) -> (Date, String) {
+        if let given = entry.enrolledAt, let text = entry.enrolledAtText { return (given, text) }
+        let instant = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
+        return (instant, instant.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true)))
+    }
+
     /// Admin create: ids and `enrolledAt` ignored (generated), the same phone de-duplicated, a TOTP
     /// entry refused, at most five.
     package static func forCreate(_ entries: [AdminFactorInput], now: Date, newID: () -> String) throws(AccountError) -> [MFAFactor] {
@@ -32,8 +44,13 @@ package enum AdminFactors {
             if entry.totp { throw unsupportedTOTP }
             let number = try phone(entry)
             if factors.contains(where: { $0.phoneNumber == number }) { continue }
+            // Ids and instants given on create are ignored [EMU].
+            let (at, text) = enrolled(AdminFactorInput(), now: now)
             factors.append(
-                MFAFactor(enrollmentID: newID(), kind: .phone, displayName: entry.displayName, phoneNumber: number, enrolledAt: now))
+                MFAFactor(
+                    enrollmentID: newID(), kind: .phone, displayName: entry.displayName, phoneNumber: number, enrolledAt: at,
+                    enrolledAtText: text)
+            )
         }
         return try limited(factors)
     }
@@ -55,7 +72,7 @@ package enum AdminFactors {
                 guard var kept = current, kept.kind == .totp else { throw unsupportedTOTP }
                 if factors.contains(where: { $0.enrollmentID == kept.enrollmentID }) { throw duplicateID }
                 if let name = entry.displayName { kept.displayName = name }
-                if let at = entry.enrolledAt { kept.enrolledAt = at }
+                if entry.enrolledAt != nil { (kept.enrolledAt, kept.enrolledAtText) = enrolled(entry, now: now) }
                 factors.append(kept)
                 continue
             }
@@ -64,10 +81,13 @@ package enum AdminFactors {
             if factors.contains(where: { $0.phoneNumber == number }) { continue }
             let id = entry.enrollmentID ?? newID()
             if factors.contains(where: { $0.enrollmentID == id }) { throw duplicateID }
+            // The same phone under the same id keeps when it was enrolled.
+            var stamp: (Date, String?) = enrolled(entry, now: now)
+            if entry.enrolledAt == nil, let kept = current, kept.phoneNumber == number { stamp = (kept.enrolledAt, kept.enrolledAtText) }
             factors.append(
                 MFAFactor(
                     enrollmentID: id, kind: .phone, displayName: entry.displayName ?? current?.displayName, phoneNumber: number,
-                    enrolledAt: entry.enrolledAt ?? (current?.phoneNumber == number ? current?.enrolledAt : nil) ?? now))
+                    enrolledAt: stamp.0, enrolledAtText: stamp.1))
         }
         return try limited(factors)
     }
@@ -93,10 +113,11 @@ package enum AdminFactors {
                 return .failure(AccountError(.importFault, "Enrollment id already exists."))
             }
             if factors.contains(where: { $0.phoneNumber == number }) { continue }
+            let (at, text) = enrolled(entry, now: now)
             factors.append(
                 MFAFactor(
-                    enrollmentID: id, kind: .phone, displayName: entry.displayName, phoneNumber: number, enrolledAt: entry.enrolledAt ?? now
-                ))
+                    enrollmentID: id, kind: .phone, displayName: entry.displayName, phoneNumber: number, enrolledAt: at,
+                    enrolledAtText: text))
         }
         return .success(factors)
     }

@@ -18,8 +18,15 @@ package struct MFAFactor: Sendable, Equatable {
     /// The canonical number of a phone factor.
     package var phoneNumber: String?
     package var enrolledAt: Date
+    /// `enrolledAt` as an admin or an import gave it (or made it, to the millisecond), returned as
+    /// given (correction 6); nil for a client's enrolment, shown with microseconds.
+    package var enrolledAtText: String?
 
-    package init(enrollmentID: String, kind: Kind, displayName: String? = nil, phoneNumber: String? = nil, enrolledAt: Date) {
+    package init(
+        enrollmentID: String, kind: Kind, displayName: String? = nil, phoneNumber: String? = nil, enrolledAt: Date,
+        enrolledAtText: String? = nil
+    ) {
+        self.enrolledAtText = enrolledAtText
         self.enrollmentID = enrollmentID
         self.kind = kind
         self.displayName = displayName

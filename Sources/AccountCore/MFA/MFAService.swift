@@ -248,9 +248,11 @@ package struct MFAService: Sendable {
         guard let factor = user.factors.first(where: { $0.enrollmentID == enrollmentID }) else {
             throw AccountError(.mfaEnrollmentNotFound)
         }
+        // Correction 2: no `phoneSignInInfo` is a proto fault; one for a TOTP factor (which has no
+        // start) an invalid number [FB-obs].
+        guard request.phoneInfoPresent else { throw Self.invalidArgument }
         guard factor.kind == .phone, let number = factor.phoneNumber else {
-            if request.phoneInfoPresent { throw AccountError(.invalidPhoneNumber, "Invalid format.") }
-            throw Self.invalidArgument
+            throw AccountError(.invalidPhoneNumber, "Invalid format.")
         }
         let code = try await phone.prepareCode(
             number: number, purpose: .mfaSignIn, config: try await phone.phoneConfig(), address: request.ipAddress,

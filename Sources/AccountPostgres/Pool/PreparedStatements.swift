@@ -276,6 +276,88 @@ enum Prepared {
         }
     }
 
+    /// A pending credential by the SHA-256 of its text (mfa-phone-tenants.md §B.4); `FOR UPDATE`
+    /// in ``MFAPendingForUpdate``.
+    struct MFAPending: PreparedQuery {
+        static let sql = """
+            SELECT local_id, sign_in_provider, sign_in_method, sign_in_attributes, credential_version, failures, created_at, expires_at,
+                used_at IS NOT NULL
+            FROM mfa_pending WHERE pending_hash = $1 AND tenant_id = $2
+            """
+        let binds: PostgresBindings
+        init(hash: Data, tenant: String) throws {
+            binds = try bindings {
+                try $0.append(hash); $0.append(tenant)
+            }
+        }
+    }
+
+    /// ``MFAPending``, locked until the transaction ends.
+    struct MFAPendingForUpdate: PreparedQuery {
+        static let sql = "\(MFAPending.sql) FOR UPDATE"
+        let binds: PostgresBindings
+        init(hash: Data, tenant: String) throws { binds = try MFAPending(hash: hash, tenant: tenant).binds }
+    }
+
+    /// A TOTP factor's sealed secret and newest accepted step.
+    struct TOTPSecret: PreparedQuery {
+        static let sql = """
+            SELECT secret_sealed, last_step FROM mfa_factors
+            WHERE tenant_id = $1 AND local_id = $2 AND enrollment_id = $3 AND kind = 'TOTP'
+            """
+        let binds: PostgresBindings
+        init(tenant: String, localID: String, enrollmentID: String) {
+            binds = bindings {
+                $0.append(tenant); $0.append(localID); $0.append(enrollmentID)
+            }
+        }
+    }
+
+    /// Moves a TOTP factor's last step to `$4` if it is newer (§B.9 step 6's compare-and-set): a
+    /// row when it applied.
+    struct TOTPStepAdvance: PreparedQuery {
+        static let sql = """
+            UPDATE mfa_factors SET last_step = $4
+            WHERE tenant_id = $1 AND local_id = $2 AND enrollment_id = $3 AND kind = 'TOTP' AND (last_step IS NULL OR last_step < $4)
+            RETURNING 1
+            """
+        let binds: PostgresBindings
+        init(tenant: String, localID: String, enrollmentID: String, step: Int64) {
+            binds = bindings {
+                $0.append(tenant); $0.append(localID); $0.append(enrollmentID); $0.append(step)
+            }
+        }
+    }
+
+    /// A completed second factor in one round trip: the pending credential spent, the user's last
+    /// sign-in written.
+    struct MFAPendingSpend: PreparedQuery {
+        static let sql = """
+            WITH spent AS (UPDATE mfa_pending SET used_at = $1 WHERE pending_hash = $2 AND tenant_id = $3)
+            UPDATE users SET last_login_at = $1 WHERE tenant_id = $3 AND local_id = $4
+            """
+        let binds: PostgresBindings
+        init(hash: Data, tenant: String, localID: String, now: Date) throws {
+            binds = try bindings {
+                $0.append(now); try $0.append(hash); $0.append(tenant); $0.append(localID)
+            }
+        }
+    }
+
+    /// A session's rare facts (an IdP's attributes, the second factor passed), after its insert.
+    struct SessionFacts: PreparedQuery {
+        static let sql = """
+            UPDATE sessions SET sign_in_attributes = $3, second_factor = $4, second_factor_id = $5 WHERE tenant_id = $1 AND session_id = $2
+            """
+        let binds: PostgresBindings
+        init(tenant: String, session: NewSession) {
+            binds = bindings {
+                $0.append(tenant); $0.append(session.sessionID); $0.append(session.signInAttributes)
+                $0.append(session.secondFactor?.kind.rawValue); $0.append(session.secondFactor?.enrollmentID)
+            }
+        }
+    }
+
     /// Spends a phone verification session (and forgets the test inbox's copy of it).
     struct PhoneSessionSpend: PreparedQuery {
         static let sql =

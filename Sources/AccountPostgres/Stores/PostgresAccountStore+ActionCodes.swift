@@ -126,6 +126,13 @@ extension PostgresAccountStore: ActionCodeStore {
                 if let strip {
                     try await tx.strip(strip, from: user, now: now)
                     try await tx.writeUser(after)
+                } else if completion.challenge?.pending(for: user, session: completion.session) != nil {
+                    // Challenged (§B.3): the mailbox is proven, but the sign-in is not done until the
+                    // second factor, which writes the last sign-in.
+                    var proven = after
+                    proven.lastLoginAt = user.lastLoginAt
+                    try await tx.writeUser(proven)
+                    written = proven
                 } else {
                     // The common case, a verified account: the prepared statement writes the
                     // three fields ``EmailLinkRules/completed(_:email:strip:now:)`` changes.

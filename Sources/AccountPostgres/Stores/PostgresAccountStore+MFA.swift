@@ -35,12 +35,9 @@ extension PostgresAccountStore: MFAStore {
     package func totpSecret(localID: String, enrollmentID: String) async throws -> SealedTOTPSecret? {
         try await translating {
             try await onConnection { tx in
-                for try await (sealed, lastStep) in try await tx.query(
-                    """
-                    SELECT secret_sealed, last_step FROM mfa_factors
-                    WHERE tenant_id = \(tenant) AND local_id = \(localID) AND enrollment_id = \(enrollmentID) AND kind = 'TOTP'
-                    """
-                ).decode((Data, Int64?).self) {
+                for try await row in try await tx.execute(Prepared.TOTPSecret(tenant: tenant, localID: localID, enrollmentID: enrollmentID))
+                {
+                    let (sealed, lastStep) = try row.decode((Data, Int64?).self)
                     return SealedTOTPSecret(sealed: Array(sealed), lastStep: lastStep)
                 }
                 return nil
@@ -188,13 +185,8 @@ extension PostgresAccountStore: MFAStore {
                 }
             case .totp(let enrollmentID, let step):
                 var advanced = false
-                for try await _ in try await tx.query(
-                    """
-                    UPDATE mfa_factors SET last_step = \(step)
-                    WHERE tenant_id = \(tenant) AND local_id = \(pending.localID) AND enrollment_id = \(enrollmentID) AND kind = 'TOTP'
-                        AND (last_step IS NULL OR last_step < \(step))
-                    RETURNING 1
-                    """)
+                for try await _ in try await tx.execute(
+                    Prepared.TOTPStepAdvance(tenant: tenant, localID: pending.localID, enrollmentID: enrollmentID, step: step))
                 {
                     advanced = true
                 }
@@ -208,8 +200,9 @@ extension PostgresAccountStore: MFAStore {
             guard let factorID = session.secondFactor?.enrollmentID, user.factors.contains(where: { $0.enrollmentID == factorID }) else {
                 throw AccountError(.invalidMFAEnrollmentID)
             }
-            try await tx.query("UPDATE mfa_pending SET used_at = \(now) WHERE pending_hash = \(Data(request.pendingHash))")
-            try await tx.query("UPDATE users SET last_login_at = \(now) WHERE tenant_id = \(tenant) AND local_id = \(user.localID)")
+            for try await _ in try await tx.execute(
+                Prepared.MFAPendingSpend(hash: Data(request.pendingHash), tenant: tenant, localID: user.localID, now: now))
+            {}
             var signedIn = user
             signedIn.lastLoginAt = now
             return .signedIn(signedIn, try await tx.insertSession(session, user: signedIn, now: now), secondFactor: session.secondFactor)
@@ -260,21 +253,11 @@ extension StoreTransaction {
     func pending(hash: [UInt8], lock: Bool) async throws -> PendingCredentialRow? {
         let rows =
             lock
-            ? try await query(
-                """
-                SELECT local_id, sign_in_provider, sign_in_method, sign_in_attributes, credential_version, failures, created_at, expires_at,
-                    used_at IS NOT NULL
-                FROM mfa_pending WHERE pending_hash = \(Data(hash)) AND tenant_id = \(tenant) FOR UPDATE
-                """)
-            : try await query(
-                """
-                SELECT local_id, sign_in_provider, sign_in_method, sign_in_attributes, credential_version, failures, created_at, expires_at,
-                    used_at IS NOT NULL
-                FROM mfa_pending WHERE pending_hash = \(Data(hash)) AND tenant_id = \(tenant)
-                """)
-        for try await (localID, provider, method, attributes, version, failures, created, expires, used) in rows.decode(
-            (String, String, String, String?, Int64, Int32, Date, Date, Bool).self)
-        {
+            ? try await execute(Prepared.MFAPendingForUpdate(hash: Data(hash), tenant: tenant))
+            : try await execute(Prepared.MFAPending(hash: Data(hash), tenant: tenant))
+        for try await row in rows {
+            let (localID, provider, method, attributes, version, failures, created, expires, used) = try row.decode(
+                (String, String, String, String?, Int64, Int32, Date, Date, Bool).self)
             return PendingCredentialRow(
                 localID: localID, provider: provider, method: method, signInAttributes: attributes, credentialVersion: version,
                 failures: Int(failures), createdAt: created, expiresAt: expires, used: used)

@@ -61,10 +61,11 @@ extension PostgresAccountStore {
                 guard let user = try await tx.user(localID: read.localID, lock: true) else {
                     throw AccountError(.userNotFound)
                 }
+                // Disabling also moves the credential version (it revokes): say which it was.
+                if user.disabled { throw AccountError(.userDisabled) }
                 if read.credentialVersion != user.credentialVersion || user.password == nil {
                     throw AccountError(.invalidPassword)
                 }
-                if user.disabled { throw AccountError(.userDisabled) }
                 // The row is locked and only these fields change: no need to read it back.
                 var signedIn = user
                 if let upgradedPassword, let credential = user.password {

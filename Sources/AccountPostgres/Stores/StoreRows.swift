@@ -27,7 +27,7 @@ enum UserColumn: Int, CaseIterable {
     case passwordAlgorithm, passwordHash, passwordSalt, passwordParameters, passwordUpdatedAt
     /// The federated links, a JSON array of `[provider, rawId, email, displayName, photoUrl, linkedAtMillis]`.
     case federated
-    /// The second factors, a JSON array of `[enrollmentId, kind, displayName, phone, enrolledAtMicros]`.
+    /// The second factors, a JSON array of `[enrollmentId, kind, displayName, phone, enrolledAtMicros, enrolledAtText]`.
     case factors
 
     var sql: String {
@@ -64,7 +64,7 @@ enum UserColumn: Int, CaseIterable {
         case .factors:
             """
             (SELECT coalesce(json_agg(json_build_array(m.enrollment_id, m.kind, m.display_name, m.phone_number,
-                     (extract(epoch FROM m.enrolled_at) * 1000000)::bigint) ORDER BY m.enrolled_at, m.enrollment_id), '[]')::text
+                     (extract(epoch FROM m.enrolled_at) * 1000000)::bigint, m.enrolled_at_text) ORDER BY m.enrolled_at, m.enrollment_id), '[]')::text
                FROM mfa_factors m WHERE m.tenant_id = u.tenant_id AND m.local_id = u.local_id)
             """
         }
@@ -170,12 +170,12 @@ extension PostgresAccountStore {
         let factors = try c(.factors, as: String.self)
         if factors != "[]", case .array(let array)? = try? JSONValue.parse(factors) {
             user.factors = array.compactMap { element in
-                guard case .array(let item) = element, item.count == 5, let id = item[0].stringValue,
+                guard case .array(let item) = element, item.count == 6, let id = item[0].stringValue,
                     let kind = item[1].stringValue.flatMap(MFAFactor.Kind.init(rawValue:))
                 else { return nil }
                 return MFAFactor(
                     enrollmentID: id, kind: kind, displayName: item[2].stringValue, phoneNumber: item[3].stringValue,
-                    enrolledAt: Date(timeIntervalSince1970: Double(item[4].intValue ?? 0) / 1_000_000))
+                    enrolledAt: Date(timeIntervalSince1970: Double(item[4].intValue ?? 0) / 1_000_000), enrolledAtText: item[5].stringValue)
             }
         }
         return user

@@ -100,14 +100,16 @@ extension StoreTransaction {
             JSONValue.object([
                 "local_id": .string(localID), "enrollment_id": .string(factor.enrollmentID), "display_name": text(factor.displayName),
                 "phone_number": text(factor.phoneNumber), "enrolled_at": .double(factor.enrolledAt.timeIntervalSince1970),
+                "enrolled_at_text": text(factor.enrolledAtText),
             ])
         }
         try await query(
             """
-            INSERT INTO mfa_factors (tenant_id, local_id, enrollment_id, kind, display_name, phone_number, enrolled_at)
-            SELECT \(tenant), m.local_id, m.enrollment_id, 'PHONE', m.display_name, m.phone_number, to_timestamp(m.enrolled_at)
+            INSERT INTO mfa_factors (tenant_id, local_id, enrollment_id, kind, display_name, phone_number, enrolled_at, enrolled_at_text)
+            SELECT \(tenant), m.local_id, m.enrollment_id, 'PHONE', m.display_name, m.phone_number, to_timestamp(m.enrolled_at),
+                m.enrolled_at_text
             FROM json_to_recordset(\(JSONValue.array(rows).serialized())::json)
-                AS m(local_id text, enrollment_id text, display_name text, phone_number text, enrolled_at float8)
+                AS m(local_id text, enrollment_id text, display_name text, phone_number text, enrolled_at float8, enrolled_at_text text)
             """)
     }
 
@@ -123,7 +125,8 @@ extension StoreTransaction {
         for factor in keptTOTP {
             try await query(
                 """
-                UPDATE mfa_factors SET display_name = \(factor.displayName), enrolled_at = \(factor.enrolledAt)
+                UPDATE mfa_factors SET display_name = \(factor.displayName), enrolled_at = \(factor.enrolledAt),
+                    enrolled_at_text = \(factor.enrolledAtText)
                 WHERE tenant_id = \(tenant) AND local_id = \(localID) AND enrollment_id = \(factor.enrollmentID)
                 """)
         }

@@ -95,7 +95,9 @@ struct StoreTransaction {
         try guardSession.admit(live: try await isLive(guardSession, localID: user.localID), validSince: user.validSince)
     }
 
-    /// Revokes every live session of a locked user and moves V (identity-toolkit.md §3.5 item 2).
+    /// Revokes every live session of a locked user and moves V (identity-toolkit.md §3.5 item 2),
+    /// and the credential version: pending second-factor credentials issued before die
+    /// (mfa-phone-tenants.md §0.3).
     func revokeAll(user: UserRecord, reason: RevokeReason, now: Date) async throws
         -> (revoked: [String], validSince: Int64)
     {
@@ -108,7 +110,10 @@ struct StoreTransaction {
         }
         let validSince = RevocationRules.validSince(revokedAt: now, lastMint: lastMint, previous: user.validSince)
         try await query(
-            "UPDATE users SET tokens_valid_after = \(now), valid_since = \(validSince) WHERE tenant_id = \(tenant) AND local_id = \(user.localID)"
+            """
+            UPDATE users SET tokens_valid_after = \(now), valid_since = \(validSince), credential_version = credential_version + 1
+            WHERE tenant_id = \(tenant) AND local_id = \(user.localID)
+            """
         )
         let rows = try await query(
             """
@@ -149,12 +154,7 @@ struct StoreTransaction {
             Prepared.SessionInsert(session, localID: user.localID, tenant: tenant, now: now, ticket: ticket, mintAt: mintAt))
         // Rare facts of a session (an IdP's attributes, a second factor) are not in the hot insert.
         if session.signInAttributes != nil || session.secondFactor != nil {
-            try await query(
-                """
-                UPDATE sessions SET sign_in_attributes = \(session.signInAttributes), second_factor = \(session.secondFactor?.kind.rawValue),
-                    second_factor_id = \(session.secondFactor?.enrollmentID)
-                WHERE tenant_id = \(tenant) AND session_id = \(session.sessionID)
-                """)
+            for try await _ in try await execute(Prepared.SessionFacts(tenant: tenant, session: session)) {}
         }
         return ticket
     }
