@@ -9,11 +9,11 @@
 --   its password credential, its federated links and its factors); then totpSignInProof's
 --   store.totpSecret(localID:enrollmentID:). Then the transaction of
 --   PostgresAccountStore.completeSignIn(_:) (same file as pending): the pending credential
---   FOR UPDATE, the factor's last_step advanced only if the code's step is newer, the user
---   FOR UPDATE (Prepared.UserByLocalIDForUpdate), the credential spent, last_login_at, and
---   StoreTransaction.insertSession (Sources/AccountPostgres/Stores/StoreTransaction.swift:
---   Prepared.SessionInsert, then the UPDATE of the session's rare facts, here the second factor).
---   12 round trips. Keep in step with those files.
+--   FOR UPDATE, the user FOR UPDATE (Prepared.UserByLocalIDForUpdate), then Prepared.TOTPSignInWrite
+--   (the factor's last_step advanced only if the code's step is newer, the credential spent and
+--   last_login_at, in one statement), and StoreTransaction.insertSession
+--   (Sources/AccountPostgres/Stores/StoreTransaction.swift: Prepared.SessionInsertWithFacts, the
+--   session with its second factor). 9 round trips. Keep in step with those files.
 -- Not SQL, so not here: the project's MFA configuration (read from the replica's cache), the abuse
 -- limiter's buckets (off in the bench's demo project), opening the sealed secret (AES-GCM) and
 -- matching the code (HMAC-SHA1 over the 11 steps of the window): microseconds, against the RS256
@@ -57,10 +57,6 @@ BEGIN;
 SELECT local_id, sign_in_provider, sign_in_method, sign_in_attributes, credential_version, failures, created_at, expires_at,
     used_at IS NOT NULL AS used
 FROM mfa_pending WHERE pending_hash = sha256(:n::bytea) AND tenant_id = '' FOR UPDATE;
-UPDATE mfa_factors SET last_step = :step
-WHERE tenant_id = '' AND local_id = :p_local_id AND enrollment_id = :eid AND kind = 'TOTP'
-    AND (last_step IS NULL OR last_step < :step)
-RETURNING 1;
 SELECT u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_email, u.display_name, u.photo_url,
     u.phone_number, u.disabled, u.custom_attributes, u.custom_auth, u.created_at, u.last_login_at, u.last_refresh_at,
     u.valid_since, u.tokens_valid_after, u.credential_version, u.anonymous,
@@ -73,12 +69,19 @@ SELECT u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_ema
        FROM mfa_factors m WHERE m.tenant_id = u.tenant_id AND m.local_id = u.local_id)
 FROM users u LEFT JOIN password_credentials p ON p.tenant_id = u.tenant_id AND p.local_id = u.local_id
 WHERE u.tenant_id = '' AND u.local_id = :p_local_id FOR UPDATE OF u \gset u_
-UPDATE mfa_pending SET used_at = now() WHERE pending_hash = sha256(:n::bytea);
-UPDATE users SET last_login_at = now() WHERE tenant_id = '' AND local_id = :p_local_id;
+WITH step AS (
+    UPDATE mfa_factors SET last_step = :step
+    WHERE tenant_id = '' AND local_id = :p_local_id AND enrollment_id = :eid AND kind = 'TOTP'
+        AND (last_step IS NULL OR last_step < :step)
+    RETURNING 1
+), spent AS (
+    UPDATE mfa_pending SET used_at = now() WHERE pending_hash = sha256(:n::bytea) AND tenant_id = '' AND EXISTS (SELECT FROM step)
+)
+UPDATE users SET last_login_at = now() WHERE tenant_id = '' AND local_id = :p_local_id AND EXISTS (SELECT FROM step)
+RETURNING true;
 INSERT INTO sessions (session_id, local_id, created_at, auth_time, sign_in_provider, sign_in_method, user_agent, ip_address,
-    generation_issued_at, refresh_salt, refresh_key_id, last_mint_at, tenant_id)
+    generation_issued_at, refresh_salt, refresh_key_id, last_mint_at, tenant_id, sign_in_attributes, second_factor,
+    second_factor_id)
 VALUES (:sid, :p_local_id, now(), :u_valid_since, :p_sign_in_provider, :p_sign_in_method, NULL, '127.0.0.1',
-    now(), substring(sha256(:sid::bytea) FROM 1 FOR 16), 'bench', now(), '');
-UPDATE sessions SET sign_in_attributes = NULL, second_factor = 'TOTP', second_factor_id = :eid
-WHERE tenant_id = '' AND session_id = :sid;
+    now(), substring(sha256(:sid::bytea) FROM 1 FOR 16), 'bench', now(), '', NULL, 'TOTP', :eid);
 COMMIT;

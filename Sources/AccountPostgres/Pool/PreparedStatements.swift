@@ -313,24 +313,32 @@ enum Prepared {
         }
     }
 
-    /// Moves a TOTP factor's last step to `$4` if it is newer (§B.9 step 6's compare-and-set): a
-    /// row when it applied.
-    struct TOTPStepAdvance: PreparedQuery {
+    /// A TOTP second factor's writes in one round trip, all or none: the factor's last step moved
+    /// to `$4` if that is newer (§B.9 step 6's compare-and-set), the pending credential `$6` spent
+    /// and the user's last sign-in written. A row when the step was newer.
+    struct TOTPSignInWrite: PreparedQuery {
         static let sql = """
-            UPDATE mfa_factors SET last_step = $4
-            WHERE tenant_id = $1 AND local_id = $2 AND enrollment_id = $3 AND kind = 'TOTP' AND (last_step IS NULL OR last_step < $4)
-            RETURNING 1
+            WITH step AS (
+                UPDATE mfa_factors SET last_step = $4
+                WHERE tenant_id = $1 AND local_id = $2 AND enrollment_id = $3 AND kind = 'TOTP' AND (last_step IS NULL OR last_step < $4)
+                RETURNING 1
+            ), spent AS (
+                UPDATE mfa_pending SET used_at = $5 WHERE pending_hash = $6 AND tenant_id = $1 AND EXISTS (SELECT FROM step)
+            )
+            UPDATE users SET last_login_at = $5 WHERE tenant_id = $1 AND local_id = $2 AND EXISTS (SELECT FROM step)
+            RETURNING true
             """
         let binds: PostgresBindings
-        init(tenant: String, localID: String, enrollmentID: String, step: Int64) {
-            binds = bindings {
-                $0.append(tenant); $0.append(localID); $0.append(enrollmentID); $0.append(step)
+        init(tenant: String, localID: String, enrollmentID: String, step: Int64, pendingHash: Data, now: Date) throws {
+            binds = try bindings {
+                $0.append(tenant); $0.append(localID); $0.append(enrollmentID); $0.append(step); $0.append(now)
+                try $0.append(pendingHash)
             }
         }
     }
 
-    /// A completed second factor in one round trip: the pending credential spent, the user's last
-    /// sign-in written.
+    /// An SMS second factor's writes after its session was spent: the pending credential spent,
+    /// the user's last sign-in written.
     struct MFAPendingSpend: PreparedQuery {
         static let sql = """
             WITH spent AS (UPDATE mfa_pending SET used_at = $1 WHERE pending_hash = $2 AND tenant_id = $3)
@@ -344,17 +352,22 @@ enum Prepared {
         }
     }
 
-    /// A session's rare facts (an IdP's attributes, the second factor passed), after its insert.
-    struct SessionFacts: PreparedQuery {
+    /// A session with its rare facts (an IdP's attributes, the second factor passed): ``SessionInsert``
+    /// (`$1`–`$12`) and the three columns.
+    struct SessionInsertWithFacts: PreparedQuery {
         static let sql = """
-            UPDATE sessions SET sign_in_attributes = $3, second_factor = $4, second_factor_id = $5 WHERE tenant_id = $1 AND session_id = $2
+            INSERT INTO sessions (session_id, local_id, created_at, auth_time, sign_in_provider, sign_in_method, user_agent, ip_address,
+                generation_issued_at, refresh_salt, refresh_key_id, last_mint_at, tenant_id, sign_in_attributes, second_factor,
+                second_factor_id)
+            VALUES (\(SessionInsert.values(owner: "$2")), $13, $14, $15)
             """
         let binds: PostgresBindings
-        init(tenant: String, session: NewSession) {
-            binds = bindings {
-                $0.append(tenant); $0.append(session.sessionID); $0.append(session.signInAttributes)
-                $0.append(session.secondFactor?.kind.rawValue); $0.append(session.secondFactor?.enrollmentID)
-            }
+        init(_ session: NewSession, localID: String, tenant: String, now: Date, ticket: MintTicket, mintAt: Date) throws {
+            var binds = try SessionInsert(session, localID: localID, tenant: tenant, now: now, ticket: ticket, mintAt: mintAt).binds
+            binds.append(session.signInAttributes)
+            binds.append(session.secondFactor?.kind.rawValue)
+            binds.append(session.secondFactor?.enrollmentID)
+            self.binds = binds
         }
     }
 

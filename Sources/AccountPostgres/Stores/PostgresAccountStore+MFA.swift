@@ -183,15 +183,8 @@ extension PostgresAccountStore: MFAStore {
                 case .success:
                     session.secondFactor = SecondFactorClaim(kind: .phone, enrollmentID: enrollmentID)
                 }
-            case .totp(let enrollmentID, let step):
-                var advanced = false
-                for try await _ in try await tx.execute(
-                    Prepared.TOTPStepAdvance(tenant: tenant, localID: pending.localID, enrollmentID: enrollmentID, step: step))
-                {
-                    advanced = true
-                }
-                // A concurrent use of the same step (or a newer one) won: this code is a replay now.
-                guard advanced else { return .refused(AccountError(.invalidCode)) }
+            case .totp:
+                break  // written below, after the user's lock (the order withdrawal locks in)
             case .totpEnrollment:
                 throw AccountError(.unavailable, "an enrolment proof cannot complete a sign-in")
             }
@@ -200,9 +193,23 @@ extension PostgresAccountStore: MFAStore {
             guard let factorID = session.secondFactor?.enrollmentID, user.factors.contains(where: { $0.enrollmentID == factorID }) else {
                 throw AccountError(.invalidMFAEnrollmentID)
             }
-            for try await _ in try await tx.execute(
-                Prepared.MFAPendingSpend(hash: Data(request.pendingHash), tenant: tenant, localID: user.localID, now: now))
-            {}
+            if case .totp(let enrollmentID, let step) = request.proof {
+                var advanced = false
+                for try await _ in try await tx.execute(
+                    Prepared.TOTPSignInWrite(
+                        tenant: tenant, localID: user.localID, enrollmentID: enrollmentID, step: step,
+                        pendingHash: Data(request.pendingHash),
+                        now: now))
+                {
+                    advanced = true
+                }
+                // A concurrent use of the same step (or a newer one) won: this code is a replay now.
+                guard advanced else { return .refused(AccountError(.invalidCode)) }
+            } else {
+                for try await _ in try await tx.execute(
+                    Prepared.MFAPendingSpend(hash: Data(request.pendingHash), tenant: tenant, localID: user.localID, now: now))
+                {}
+            }
             var signedIn = user
             signedIn.lastLoginAt = now
             return .signedIn(signedIn, try await tx.insertSession(session, user: signedIn, now: now), secondFactor: session.secondFactor)

@@ -150,11 +150,13 @@ struct StoreTransaction {
         -> MintTicket
     {
         let (ticket, mintAt) = PostgresAccountStore.firstMint(now: now, validSince: user.validSince)
-        _ = try await execute(
-            Prepared.SessionInsert(session, localID: user.localID, tenant: tenant, now: now, ticket: ticket, mintAt: mintAt))
-        // Rare facts of a session (an IdP's attributes, a second factor) are not in the hot insert.
+        // Rare facts of a session (an IdP's attributes, a second factor) keep the common insert short.
         if session.signInAttributes != nil || session.secondFactor != nil {
-            for try await _ in try await execute(Prepared.SessionFacts(tenant: tenant, session: session)) {}
+            _ = try await execute(
+                Prepared.SessionInsertWithFacts(session, localID: user.localID, tenant: tenant, now: now, ticket: ticket, mintAt: mintAt))
+        } else {
+            _ = try await execute(
+                Prepared.SessionInsert(session, localID: user.localID, tenant: tenant, now: now, ticket: ticket, mintAt: mintAt))
         }
         return ticket
     }
