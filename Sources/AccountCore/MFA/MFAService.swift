@@ -194,12 +194,7 @@ package struct MFAService: Sendable {
         guard row.expiresAt > now else { throw AccountError(.sessionExpired) }
         var secret = try sealer.open(row.sealedSecret, context: Self.enrollmentContext(settings.projectID, user.localID, hash))
         defer { secret.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
-        let window = try await accounts.gate?.config().adjacentIntervals ?? 5
-        guard
-            let step = TOTPRules.matchingStep(
-                code, secret: secret, unixSeconds: Int64(now.timeIntervalSince1970.rounded(.down)), window: window, lastStep: nil,
-                hotp: hotp)
-        else {
+        guard let step = try await matchingStep(code, secret: secret, lastStep: nil) else {
             try await store.totpEnrollmentFailed(hash: hash)
             try await environment.limiter.record(.codeFailuresPerIP, request.client.ipAddress.map(AbuseLimiter.networkKey))
             throw AccountError(.invalidCode)
@@ -318,12 +313,7 @@ package struct MFAService: Sendable {
         try await environment.limiter.peek(.mfaFailuresPerFactor, factorKey, code: .quotaExceeded)
         var secret = try sealer.open(stored.sealed, context: Self.factorContext(settings.projectID, user.localID, enrollmentID))
         defer { secret.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
-        let window = try await accounts.gate?.config().adjacentIntervals ?? 5
-        guard
-            let step = TOTPRules.matchingStep(
-                code, secret: secret, unixSeconds: Int64(now.timeIntervalSince1970.rounded(.down)), window: window,
-                lastStep: stored.lastStep, hotp: hotp)
-        else {
+        guard let step = try await matchingStep(code, secret: secret, lastStep: stored.lastStep) else {
             try await store.pendingFailed(hash: pendingHash)
             try await environment.limiter.record(.mfaFailuresPerFactor, factorKey)
             throw AccountError(.invalidCode)
@@ -332,6 +322,14 @@ package struct MFAService: Sendable {
     }
 
     // MARK: Steps
+
+    /// §B.11 now, with the project's window at this moment.
+    private func matchingStep(_ code: String, secret: [UInt8], lastStep: Int64?) async throws -> Int64? {
+        let window = try await accounts.gate?.config().adjacentIntervals ?? 5
+        return TOTPRules.matchingStep(
+            code, secret: secret, unixSeconds: Int64(now.timeIntervalSince1970.rounded(.down)), window: window, lastStep: lastStep,
+            hotp: hotp)
+    }
 
     /// §B.4 steps 2–3 on a presented credential, before its transaction (which checks again).
     private func pending(_ hash: [UInt8]) async throws -> (PendingCredentialRow, UserRecord) {
