@@ -4,7 +4,9 @@
 
 -- An enrolled factor. A TOTP secret is sealed under the key-encryption key (AAD names the project,
 -- tenant, user and enrolment), never stored in clear; last_step is the newest TOTP step accepted,
--- so a code is never accepted twice (§B.11).
+-- so a code is never accepted twice (§B.11). Every code checked against a factor first reserves a
+-- guess on its row (guess_tat), atomically, so parallel guesses cannot overrun the bound; a right
+-- code gives its guess back.
 CREATE TABLE mfa_factors (
     tenant_id      text        NOT NULL DEFAULT '',
     local_id       text        NOT NULL,
@@ -15,6 +17,7 @@ CREATE TABLE mfa_factors (
     secret_sealed  bytea,
     kek_id         text,
     last_step      bigint,
+    guess_tat      timestamptz,                 -- the factor's guessing bound (GCRA: 5, then one per 10 min)
     enrolled_at    timestamptz NOT NULL,
     enrolled_at_text text,                      -- an admin's or an import's enrolledAt, returned as given
     PRIMARY KEY (tenant_id, local_id, enrollment_id),

@@ -1488,4 +1488,43 @@ struct MFATests {
             #expect(passed.status == 200, "\(Self.text(passed))")
         }
     }
+
+    @Test(
+        "Attack, B.11: guesses sent in parallel over many pending credentials, with the abuse limits off, still stop at the factor's five; a right code gives its guess back"
+    )
+    func parallelGuessesOverManyCredentials() async throws {
+        try await Self.run(configure: { $0.abuseLimits = AbuseLimitSettings(enabled: false) }) { f in
+            let email = "parallel@example.com"
+            let factor = try await f.enrollTOTP(try await f.verifiedUser(email))
+            f.clock.advance(30)
+            // The right code twice in a row costs no guess: the bound counts failures only.
+            for _ in 0..<2 {
+                let credential = try await f.challenge(email)
+                f.clock.advance(30)
+                let passed = try await f.finalizeTOTP(
+                    credential, factor.enrollmentID, TOTPReference.code(secret: factor.secret, step: f.step))
+                #expect(passed.status == 200, "\(Self.text(passed))")
+            }
+            // Four pending credentials (the attacker has the password), five guesses on each, all at once.
+            var credentials: [String] = []
+            for _ in 0..<4 { credentials.append(try await f.challenge(email)) }
+            let step = f.step
+            let answers = try await withThrowingTaskGroup(of: String.self) { group in
+                for (c, credential) in credentials.enumerated() {
+                    for g in 0..<5 {
+                        let guess = TOTPReference.wrongCode(secret: factor.secret, near: step, index: c * 5 + g)
+                        group.addTask { try await f.finalizeTOTP(credential, factor.enrollmentID, guess).errorCode ?? "OK" }
+                    }
+                }
+                var counts: [String: Int] = [:]
+                for try await code in group { counts[code, default: 0] += 1 }
+                return counts
+            }
+            #expect(answers == ["INVALID_CODE": 5, "QUOTA_EXCEEDED": 15], "\(answers)")
+            let fresh = try await f.challenge(email)
+            #expect(
+                try await f.finalizeTOTP(fresh, factor.enrollmentID, TOTPReference.code(secret: factor.secret, step: step + 1)).errorMessage
+                    == Self.quotaExceeded)
+        }
+    }
 }

@@ -29,9 +29,6 @@ package enum LimitBucket: String, Sendable, CaseIterable {
     /// row: per address, and for the whole project so that rotating addresses cannot fill the table.
     case testNumberSessionsPerIP = "test_number_sessions_per_ip"
     case testNumberSessionsPerProject = "test_number_sessions_per_project"
-    /// Wrong second-factor codes against one factor (mfa-phone-tenants.md §A.8, §B.11): the TOTP
-    /// guessing bound, whatever the addresses. Answered `QUOTA_EXCEEDED : Exceeded quota.`
-    case mfaFailuresPerFactor = "mfa_failures_per_factor"
     /// Enrolments started by one user: each TOTP start is a row (a sealed secret) for 15 minutes,
     /// each SMS start a session, so a signed-in client cannot fill the tables.
     case mfaEnrollmentsPerUser = "mfa_enrollments_per_user"
@@ -60,7 +57,6 @@ package enum LimitBucket: String, Sendable, CaseIterable {
         // 10,000 at once, then 1,000 a minute: sessions live ten minutes and are swept a week
         // after, so at most about 10 million rows (1.5 GB) however many addresses a client has.
         case .testNumberSessionsPerProject: RateBucket(burst: 10_000, period: 0.06)
-        case .mfaFailuresPerFactor: RateBucket(burst: 5, period: 600)
         case .mfaEnrollmentsPerUser: RateBucket(burst: 10, period: 60)
         }
     }
@@ -75,7 +71,6 @@ package enum LimitBucket: String, Sendable, CaseIterable {
         case .smsPerNumberSpacing, .smsPerNumber, .smsPerRange: "Too many SMS sent to this number. Please try again later."
         case .smsPerProjectDay: "Exceeded daily quota for SMS."
         case .testNumberSessionsPerProject: "Too many verification sessions are in progress. Please try again later."
-        case .mfaFailuresPerFactor: "Exceeded quota."
         case .mfaEnrollmentsPerUser: "Too many second factor enrollments started. Please try again later."
         case .mailPerIP, .codeFailuresPerIP, .lookupsPerIP, .credentialFailuresPerIP, .authFlowsPerIP, .adminTokenFailuresPerIP, .smsPerIP,
             .testNumberSessionsPerIP:

@@ -284,9 +284,6 @@ package struct MFAService: Sendable {
             session.signInAttributes = pending.signInAttributes
             session.secondFactor = SecondFactorClaim(kind: kind, enrollmentID: factorID)
             let outcome = try await store.completeSignIn(SecondFactorSignIn(pendingHash: hash, proof: proof, session: session, now: now))
-            if case .refused(let error) = outcome, error.code == .invalidCode, !factorID.isEmpty {
-                try await environment.limiter.record(.mfaFailuresPerFactor, Self.factorKey(user.localID, factorID))
-            }
             guard case .signedIn(let signedIn, let ticket, let passed) = try Self.settled(outcome) else {
                 throw AccountError(.unavailable)
             }
@@ -309,13 +306,15 @@ package struct MFAService: Sendable {
         if now.timeIntervalSince(pending.createdAt) >= Self.totpChallengeTimeout {
             throw AccountError(.totpChallengeTimeout, "TOTP challenge timeout, provide first factor again.")
         }
-        let factorKey = Self.factorKey(user.localID, enrollmentID)
-        try await environment.limiter.peek(.mfaFailuresPerFactor, factorKey, code: .quotaExceeded)
+        // One guess of the factor's bound taken before the code is compared, atomically: parallel
+        // guesses over many pending credentials cannot overrun it (a right code gives it back).
+        guard try await store.reserveGuess(localID: user.localID, enrollmentID: enrollmentID, now: now) else {
+            throw FactorGuesses.exhausted
+        }
         var secret = try sealer.open(stored.sealed, context: Self.factorContext(settings.projectID, user.localID, enrollmentID))
         defer { secret.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
         guard let step = try await matchingStep(code, secret: secret, lastStep: stored.lastStep) else {
             try await store.pendingFailed(hash: pendingHash)
-            try await environment.limiter.record(.mfaFailuresPerFactor, factorKey)
             throw AccountError(.invalidCode)
         }
         return (.totp(enrollmentID: enrollmentID, step: step), enrollmentID)
@@ -420,9 +419,6 @@ package struct MFAService: Sendable {
     private static func oneof(_ second: String) -> AccountError {
         AccountError(.malformedRequest, "Invalid value (oneof), oneof field 'enrollment_info' is already set. Cannot set '\(second)'")
     }
-
-    /// The bucket key of one factor: enrolment ids need only be unique within a user.
-    static func factorKey(_ localID: String, _ enrollmentID: String) -> String { localID + "\u{0}" + enrollmentID }
 
     /// The sealing context of an enrolment's secret (§0.2: project, user, the session's hash).
     static func enrollmentContext(_ project: String, _ localID: String, _ hash: [UInt8]) -> String {

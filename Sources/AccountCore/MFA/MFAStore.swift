@@ -13,6 +13,10 @@ package protocol MFAStore: Sendable {
     func pendingFailed(hash: [UInt8]) async throws
     /// A TOTP factor's sealed secret and newest accepted step.
     func totpSecret(localID: String, enrollmentID: String) async throws -> SealedTOTPSecret?
+    /// Takes one of a factor's guesses (§B.11's `mfa_failures_per_factor`: 5, then one per 10
+    /// minutes) in one atomic statement, before a code is compared; false when none is left. A
+    /// right code gives it back in the sign-in's write.
+    func reserveGuess(localID: String, enrollmentID: String, now: Date) async throws -> Bool
 
     /// Writes a TOTP enrolment between start and finalize (§B.5 step 11).
     func startTOTPEnrollment(_ enrollment: NewTOTPEnrollment) async throws
@@ -138,6 +142,17 @@ package enum SMSChallengeBinding: Sendable {
     case enrollment(localID: String)
     /// Sign-in: this pending credential, answering with this factor.
     case signIn(pendingHash: [UInt8], localID: String, enrollmentID: String)
+}
+
+/// A factor's guessing bound (§B.11, §A.8 `mfa_failures_per_factor`), kept on the factor's row so
+/// that it holds with the abuse limits off and against parallel guesses.
+package enum FactorGuesses {
+    /// Guesses at once.
+    package static let burst = 5
+    /// One more per this many seconds.
+    package static let period: TimeInterval = 600
+    /// The refusal [FB-obs text].
+    package static let exhausted = AccountError(.quotaExceeded, "Exceeded quota.")
 }
 
 /// How a second factor is proven inside the finalizing transaction.

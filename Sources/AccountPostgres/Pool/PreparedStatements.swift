@@ -313,13 +313,33 @@ enum Prepared {
         }
     }
 
+    /// Takes one of a factor's guesses, GCRA on its row: the next theoretical arrival moves one
+    /// period on from max(it, now), allowed while it stays within burst × period of now. A row
+    /// when a guess was left.
+    struct FactorGuessReserve: PreparedQuery {
+        static let sql = """
+            UPDATE mfa_factors SET guess_tat = greatest(coalesce(guess_tat, $4), $4) + make_interval(secs => $5)
+            WHERE tenant_id = $1 AND local_id = $2 AND enrollment_id = $3
+                AND greatest(coalesce(guess_tat, $4), $4) + make_interval(secs => $5) <= $4 + make_interval(secs => $5 * $6)
+            RETURNING 1
+            """
+        let binds: PostgresBindings
+        init(tenant: String, localID: String, enrollmentID: String, now: Date) {
+            binds = bindings {
+                $0.append(tenant); $0.append(localID); $0.append(enrollmentID); $0.append(now); $0.append(FactorGuesses.period)
+                $0.append(Double(FactorGuesses.burst))
+            }
+        }
+    }
+
     /// A TOTP second factor's writes in one round trip, all or none: the factor's last step moved
-    /// to `$4` if that is newer (§B.9 step 6's compare-and-set), the pending credential `$6` spent
-    /// and the user's last sign-in written. A row when the step was newer.
+    /// to `$4` if that is newer (§B.9 step 6's compare-and-set) and its reserved guess given back,
+    /// the pending credential `$6` spent and the user's last sign-in written. A row when the step
+    /// was newer.
     struct TOTPSignInWrite: PreparedQuery {
         static let sql = """
             WITH step AS (
-                UPDATE mfa_factors SET last_step = $4
+                UPDATE mfa_factors SET last_step = $4, guess_tat = guess_tat - interval '\(Int(FactorGuesses.period)) seconds'
                 WHERE tenant_id = $1 AND local_id = $2 AND enrollment_id = $3 AND kind = 'TOTP' AND (last_step IS NULL OR last_step < $4)
                 RETURNING 1
             ), spent AS (
@@ -337,17 +357,21 @@ enum Prepared {
         }
     }
 
-    /// An SMS second factor's writes after its session was spent: the pending credential spent,
-    /// the user's last sign-in written.
+    /// An SMS second factor's writes after its session was spent: its reserved guess given back,
+    /// the pending credential spent, the user's last sign-in written.
     struct MFAPendingSpend: PreparedQuery {
         static let sql = """
-            WITH spent AS (UPDATE mfa_pending SET used_at = $1 WHERE pending_hash = $2 AND tenant_id = $3)
+            WITH spent AS (UPDATE mfa_pending SET used_at = $1 WHERE pending_hash = $2 AND tenant_id = $3),
+            refund AS (
+                UPDATE mfa_factors SET guess_tat = guess_tat - interval '\(Int(FactorGuesses.period)) seconds'
+                WHERE tenant_id = $3 AND local_id = $4 AND enrollment_id = $5
+            )
             UPDATE users SET last_login_at = $1 WHERE tenant_id = $3 AND local_id = $4
             """
         let binds: PostgresBindings
-        init(hash: Data, tenant: String, localID: String, now: Date) throws {
+        init(hash: Data, tenant: String, localID: String, enrollmentID: String, now: Date) throws {
             binds = try bindings {
-                $0.append(now); try $0.append(hash); $0.append(tenant); $0.append(localID)
+                $0.append(now); try $0.append(hash); $0.append(tenant); $0.append(localID); $0.append(enrollmentID)
             }
         }
     }

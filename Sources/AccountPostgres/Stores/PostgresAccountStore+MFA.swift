@@ -1,5 +1,5 @@
 package import AccountCore
-import Foundation
+package import Foundation
 import PostgresNIO
 
 /// Second factors (mfa-phone-tenants.md §B): each finalizing call one transaction that locks the
@@ -41,6 +41,19 @@ extension PostgresAccountStore: MFAStore {
                     return SealedTOTPSecret(sealed: Array(sealed), lastStep: lastStep)
                 }
                 return nil
+            }
+        }
+    }
+
+    package func reserveGuess(localID: String, enrollmentID: String, now: Date) async throws -> Bool {
+        try await translating {
+            try await onConnection { tx in
+                for try await _ in try await tx.execute(
+                    Prepared.FactorGuessReserve(tenant: tenant, localID: localID, enrollmentID: enrollmentID, now: now))
+                {
+                    return true
+                }
+                return false
             }
         }
     }
@@ -173,6 +186,15 @@ extension PostgresAccountStore: MFAStore {
                 guard let phoneSession, phoneSession.row.purpose == .mfaSignIn, !phoneSession.row.used,
                     phoneSession.pendingHash == request.pendingHash, let enrollmentID = phoneSession.enrollmentID
                 else { return .refused(AccountError(.invalidSessionInfo)) }
+                // The factor's guess, taken before the code is compared; the row's lock holds
+                // parallel guesses at this factor until this one is counted (§B.9 step 4).
+                var reserved = false
+                for try await _ in try await tx.execute(
+                    Prepared.FactorGuessReserve(tenant: tenant, localID: pending.localID, enrollmentID: enrollmentID, now: now))
+                {
+                    reserved = true
+                }
+                guard reserved else { return .refused(FactorGuesses.exhausted) }
                 switch try await tx.spendMFAPhoneSession(phoneSession.row, hash: hash, mac: mac, purpose: .mfaSignIn, now: now) {
                 case .failure(let error):
                     if error.code == .invalidCode {
@@ -207,7 +229,8 @@ extension PostgresAccountStore: MFAStore {
                 guard advanced else { return .refused(AccountError(.invalidCode)) }
             } else {
                 for try await _ in try await tx.execute(
-                    Prepared.MFAPendingSpend(hash: Data(request.pendingHash), tenant: tenant, localID: user.localID, now: now))
+                    Prepared.MFAPendingSpend(
+                        hash: Data(request.pendingHash), tenant: tenant, localID: user.localID, enrollmentID: factorID, now: now))
                 {}
             }
             var signedIn = user
