@@ -1527,4 +1527,25 @@ struct MFATests {
                     == Self.quotaExceeded)
         }
     }
+
+    @Test("Review: a malformed admin mfa is refused, never read as removing every factor; factor names have a display name's bounds")
+    func malformedAdminFactors() async throws {
+        try await Self.run { f in
+            let user = try await f.verifiedUser("malformed@example.com")
+            let phone = ["phoneInfo": "+15555550177"]
+            #expect(try await f.api.admin("update", ["localId": user.localID, "mfa": ["enrollments": [phone]]]).status == 200)
+            for bad: any Sendable in [
+                ["enrolments": [phone]] as [String: any Sendable], [phone], ["enrollments": phone] as [String: any Sendable],
+                ["enrollments": ["+15555550177"]] as [String: any Sendable],
+            ] {
+                let reply = try await f.api.admin("update", ["localId": user.localID, "mfa": bad])
+                #expect(reply.status == 400, "\(Self.text(reply))")
+            }
+            #expect(try await f.factors(user.localID).count == 1, "nothing removed")
+            let long = String(repeating: "n", count: 300)
+            let named = try await f.api.admin(
+                "update", ["localId": user.localID, "mfa": ["enrollments": [["phoneInfo": "+15555550177", "displayName": long]]]])
+            #expect(named.errorCode == "INVALID_PROFILE_ATTRIBUTE", "\(Self.text(named))")
+        }
+    }
 }

@@ -74,7 +74,7 @@ enum BatchCreateRPC {
                     if name == "passwordHash" { user.passwordHash = bytes } else { user.salt = bytes }
                 }
                 user.rawPassword = try item.nonEmptyString("rawPassword")
-                user.factors = MFAWire.adminFactors(item.value("mfaInfo"))
+                user.factors = try MFAWire.adminFactors(item.value("mfaInfo"))
                 for provider in try item.objects("providerUserInfo") ?? [] {
                     guard let id = try provider.string("providerId"), let raw = try provider.string("rawId") else { continue }
                     user.providers.append(

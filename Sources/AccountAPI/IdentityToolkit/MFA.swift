@@ -151,9 +151,14 @@ package enum MFAWire {
         return fields
     }
 
-    /// Factors as an admin sends them (§B.13): `mfaInfo` entries or `mfa.enrollments`.
-    package static func adminFactors(_ value: JSONValue?) -> [AdminFactorInput] {
-        guard case .array(let entries)? = value else { return [] }
+    /// Factors as an admin sends them (§B.13): `mfaInfo` entries or `mfa.enrollments`. Absent or
+    /// null is none; anything but an array of objects is refused (a malformed request must never
+    /// read as "remove every factor").
+    package static func adminFactors(_ value: JSONValue?) throws -> [AdminFactorInput] {
+        guard let value, value != .null else { return [] }
+        guard case .array(let entries) = value, entries.allSatisfy({ $0.objectValue != nil }) else {
+            throw MFAService.invalidArgument
+        }
         return entries.compactMap { entry in
             guard let object = entry.objectValue else { return nil }
             return AdminFactorInput(

@@ -23,7 +23,7 @@ enum SignUpRPC {
                     localID: localID, email: email, password: password, phoneNumber: try body.nonEmptyString("phoneNumber"),
                     displayName: displayName, photoURL: try body.string("photoUrl"),
                     emailVerified: try body.bool("emailVerified") ?? false, disabled: try body.bool("disabled") ?? false,
-                    factors: MFAWire.adminFactors(body.value("mfaInfo"))
+                    factors: try MFAWire.adminFactors(body.value("mfaInfo"))
                 )
                 return try WireEncoding.response(Response(localId: user.localID, email: user.email, displayName: user.displayName))
             }

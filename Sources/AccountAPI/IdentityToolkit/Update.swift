@@ -87,7 +87,10 @@ enum UpdateRPC {
             }
             if isAdmin, let mfa = body.fields["mfa"], mfa != .null {
                 // `mfa:{}` or `enrollments:[]` clears (Node sends `mfa:{}` for null and []).
-                input.mfaEnrollments = MFAWire.adminFactors(mfa.objectValue?["enrollments"])
+                guard let object = mfa.objectValue, object.keys.allSatisfy({ $0 == "enrollments" }) else {
+                    throw MFAService.invalidArgument
+                }
+                input.mfaEnrollments = try MFAWire.adminFactors(object["enrollments"])
             }
             if isAdmin {
                 let user = try await service.adminUpdate(localID: try body.string("localId"), input: input)

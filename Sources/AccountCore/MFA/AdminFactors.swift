@@ -70,6 +70,7 @@ package enum AdminFactors {
             let current = entry.enrollmentID.flatMap { id in existing.first { $0.enrollmentID == id } }
             if entry.totp || (entry.phoneInfo == nil && current?.kind == .totp) {
                 guard var kept = current, kept.kind == .totp else { throw unsupportedTOTP }
+                try entry.displayName.map(ProfileAttribute.checkDisplayName)
                 if factors.contains(where: { $0.enrollmentID == kept.enrollmentID }) { throw duplicateID }
                 if let name = entry.displayName { kept.displayName = name }
                 if entry.enrolledAt != nil { (kept.enrolledAt, kept.enrolledAtText) = enrolled(entry, now: now) }
@@ -103,6 +104,9 @@ package enum AdminFactors {
         var factors: [MFAFactor] = []
         for entry in entries {
             if entry.totp { return .failure(AccountError(.importFault, "Importing TOTP MFA is not supported.")) }
+            if let name = entry.displayName, (try? ProfileAttribute.checkDisplayName(name)) == nil {
+                return .failure(AccountError(.importFault, "Second factor display name is invalid."))
+            }
             guard entry.phoneInfo != nil else { return .failure(AccountError(.importFault, "Second factor not supported.")) }
             guard let number = try? PhoneNumber.normalise(entry.phoneInfo) else {
                 return .failure(AccountError(.importFault, "Phone number format is invalid"))
@@ -123,6 +127,7 @@ package enum AdminFactors {
     }
 
     private static func phone(_ entry: AdminFactorInput) throws(AccountError) -> String {
+        try entry.displayName.map(ProfileAttribute.checkDisplayName)
         // Correction 5: a bad phone is `INVALID_PHONE_NUMBER : Invalid format.`
         guard let raw = entry.phoneInfo else { throw AccountError(.invalidPhoneNumber, "Invalid format.") }
         return try PhoneNumber.normalise(raw)

@@ -151,6 +151,8 @@ package struct MFAService: Sendable {
         try await requireEnabled(kind)
         let (caller, user) = try await caller(request.idToken)
         guard request.phoneInfoPresent || request.totpInfoPresent else { throw Self.invalidArgument }
+        // A factor's name is shown in every lookup and pending answer: a display name's bounds.
+        try request.displayName.map(ProfileAttribute.checkDisplayName)
         let enrollmentID = UUID().uuidString.lowercased()
         let proof: SecondFactorProof
         switch kind {
