@@ -134,7 +134,8 @@ extension PostgresAccountStore: FederationStore {
         switch plan {
         case .signIn(let user):
             localID = user.localID
-            written = user.signedIn(now: now)
+            // A challenged user signs in at the second factor, which writes the last sign-in (§B.3).
+            written = request.challenge?.pending(for: user, session: use.session) == nil ? user.signedIn(now: now) : user
             try await tx.writeUser(written!)
         case .needConfirmation(let user):
             throw NeedsConfirmation(user: user)
