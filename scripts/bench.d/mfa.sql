@@ -7,13 +7,14 @@
 --   (Prepared.UserByLocalID in Sources/AccountPostgres/Pool/PreparedStatements.swift, over
 --   PostgresAccountStore.userColumns in Sources/AccountPostgres/Stores/StoreRows.swift: the user,
 --   its password credential, its federated links and its factors); then totpSignInProof's
---   store.totpSecret(localID:enrollmentID:). Then the transaction of
+--   store.totpSecret(localID:enrollmentID:) and store.reserveGuess (Prepared.FactorGuessReserve:
+--   the factor's guessing bound, one guess taken before the code is compared). Then the transaction of
 --   PostgresAccountStore.completeSignIn(_:) (same file as pending): the pending credential
 --   FOR UPDATE, the user FOR UPDATE (Prepared.UserByLocalIDForUpdate), then Prepared.TOTPSignInWrite
---   (the factor's last_step advanced only if the code's step is newer, the credential spent and
+--   (the factor's last_step advanced only if the code's step is newer and its guess given back, the credential spent and
 --   last_login_at, in one statement), and StoreTransaction.insertSession
 --   (Sources/AccountPostgres/Stores/StoreTransaction.swift: Prepared.SessionInsertWithFacts, the
---   session with its second factor). 9 round trips. Keep in step with those files.
+--   session with its second factor). 10 round trips. Keep in step with those files.
 -- Not SQL, so not here: the project's MFA configuration (read from the replica's cache), the abuse
 -- limiter's buckets (off in the bench's demo project), opening the sealed secret (AES-GCM) and
 -- matching the code (HMAC-SHA1 over the 11 steps of the window): microseconds, against the RS256
@@ -53,6 +54,10 @@ FROM users u LEFT JOIN password_credentials p ON p.tenant_id = u.tenant_id AND p
 WHERE u.tenant_id = '' AND u.local_id = :p_local_id;
 SELECT secret_sealed, last_step FROM mfa_factors
 WHERE tenant_id = '' AND local_id = :p_local_id AND enrollment_id = :eid AND kind = 'TOTP';
+UPDATE mfa_factors SET guess_tat = greatest(coalesce(guess_tat, now()), now()) + make_interval(secs => 600)
+WHERE tenant_id = '' AND local_id = :p_local_id AND enrollment_id = :eid
+    AND greatest(coalesce(guess_tat, now()), now()) + make_interval(secs => 600) <= now() + make_interval(secs => 600 * 5)
+RETURNING 1;
 BEGIN;
 SELECT local_id, sign_in_provider, sign_in_method, sign_in_attributes, credential_version, failures, created_at, expires_at,
     used_at IS NOT NULL AS used
@@ -70,7 +75,7 @@ SELECT u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_ema
 FROM users u LEFT JOIN password_credentials p ON p.tenant_id = u.tenant_id AND p.local_id = u.local_id
 WHERE u.tenant_id = '' AND u.local_id = :p_local_id FOR UPDATE OF u \gset u_
 WITH step AS (
-    UPDATE mfa_factors SET last_step = :step
+    UPDATE mfa_factors SET last_step = :step, guess_tat = guess_tat - interval '600 seconds'
     WHERE tenant_id = '' AND local_id = :p_local_id AND enrollment_id = :eid AND kind = 'TOTP'
         AND (last_step IS NULL OR last_step < :step)
     RETURNING 1
