@@ -35,6 +35,18 @@ struct SettingsReader {
         ["1", "true", "yes", "on"].contains(environment[name]?.lowercased() ?? "")
     }
 
+    /// A switch only `demo-` projects may turn on: listed with the development defaults there
+    /// (`whenOn (NAME)`), refused anywhere else (`NAME risk: only demo- projects may set it`).
+    mutating func demoOnlyFlag(_ name: String, whenOn: String, risk: String) -> Bool {
+        guard flag(name) else { return false }
+        if isDemo {
+            defaults.append("\(whenOn) (\(name))")
+        } else {
+            problems.append("\(name) \(risk): only demo- projects may set it")
+        }
+        return true
+    }
+
     /// An on/off switch; `fallback` when unset.
     mutating func toggle(_ name: String, _ fallback: Bool) -> Bool {
         switch environment[name]?.lowercased() {
@@ -341,15 +353,10 @@ extension Configuration.Phone {
         }
         codeLifetimeSeconds = reader.number("ACCOUNTD_SMS_CODE_TTL", 600, 60...1800)
         appName = reader.text("ACCOUNTD_APP_NAME")
-        testInbox = reader.flag("ACCOUNTD_TEST_SMS_INBOX")
-        if testInbox {
-            if reader.isDemo {
-                reader.defaults.append(
-                    "SMS codes are listed without credentials at /emulator/v1/projects/…/verificationCodes (ACCOUNTD_TEST_SMS_INBOX)")
-            } else {
-                reader.problems.append("ACCOUNTD_TEST_SMS_INBOX lists live SMS codes without credentials: only demo- projects may set it")
-            }
-        }
+        testInbox = reader.demoOnlyFlag(
+            "ACCOUNTD_TEST_SMS_INBOX",
+            whenOn: "SMS codes are listed without credentials at /emulator/v1/projects/…/verificationCodes",
+            risk: "lists live SMS codes without credentials")
     }
 }
 
@@ -360,26 +367,13 @@ extension Configuration.Federation {
         if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
             reader.problems.append("ACCOUNTD_IDP_CA_FILE \(caFile) cannot be read")
         }
-        acceptUnsignedCustomTokens = reader.flag("ACCOUNTD_ACCEPT_UNSIGNED_CUSTOM_TOKENS")
-        if acceptUnsignedCustomTokens {
-            if reader.isDemo {
-                reader.defaults.append(
-                    "unsigned custom tokens are accepted: anyone can sign in as any uid (ACCOUNTD_ACCEPT_UNSIGNED_CUSTOM_TOKENS)")
-            } else {
-                reader.problems.append(
-                    "ACCOUNTD_ACCEPT_UNSIGNED_CUSTOM_TOKENS lets anyone sign in as any uid: only demo- projects may set it")
-            }
-        }
-        acceptUnverifiedIdPTokens = reader.flag("ACCOUNTD_ACCEPT_UNVERIFIED_IDP_TOKENS")
-        if acceptUnverifiedIdPTokens {
-            if reader.isDemo {
-                reader.defaults.append(
-                    "IdP tokens are accepted unverified (unsigned or bare JSON): anyone can sign in as any identity (ACCOUNTD_ACCEPT_UNVERIFIED_IDP_TOKENS)"
-                )
-            } else {
-                reader.problems.append("ACCOUNTD_ACCEPT_UNVERIFIED_IDP_TOKENS accepts unsigned IdP tokens: only demo- projects may set it")
-            }
-        }
+        acceptUnsignedCustomTokens = reader.demoOnlyFlag(
+            "ACCOUNTD_ACCEPT_UNSIGNED_CUSTOM_TOKENS", whenOn: "unsigned custom tokens are accepted: anyone can sign in as any uid",
+            risk: "lets anyone sign in as any uid")
+        acceptUnverifiedIdPTokens = reader.demoOnlyFlag(
+            "ACCOUNTD_ACCEPT_UNVERIFIED_IDP_TOKENS",
+            whenOn: "IdP tokens are accepted unverified (unsigned or bare JSON): anyone can sign in as any identity",
+            risk: "accepts unsigned IdP tokens")
     }
 }
 

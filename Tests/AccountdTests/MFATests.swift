@@ -1548,4 +1548,19 @@ struct MFATests {
             #expect(named.errorCode == "INVALID_PROFILE_ATTRIBUTE", "\(Self.text(named))")
         }
     }
+
+    @Test("Attack: one signed-in user cannot fill the enrolment tables: ten starts, then TOO_MANY_ATTEMPTS_TRY_LATER until a minute passes")
+    func enrolmentStartsAreBounded() async throws {
+        try await Self.run { f in
+            let user = try await f.verifiedUser("starts@example.com")
+            for _ in 0..<10 {
+                #expect(try await f.v2("mfaEnrollment:start", Self.totpStart(user.idToken)).status == 200)
+            }
+            let refused = try await f.v2("mfaEnrollment:start", Self.totpStart(user.idToken))
+            #expect(refused.errorCode == "TOO_MANY_ATTEMPTS_TRY_LATER", "\(Self.text(refused))")
+            #expect(try await TakeoverTests.count("SELECT count(*)::int FROM totp_enrollments", f.database) == 10)
+            f.clock.advance(60)
+            #expect(try await f.v2("mfaEnrollment:start", Self.totpStart(user.idToken)).status == 200)
+        }
+    }
 }

@@ -265,8 +265,8 @@ enum Prepared {
     /// transaction ends (phone sign-in, mfa-phone-tenants.md §A.5 step 2).
     struct PhoneSessionForUpdate: PreparedQuery {
         static let sql = """
-            SELECT phone_number, purpose, code_mac, attempts, expires_at, used_at IS NOT NULL FROM phone_sessions
-            WHERE session_hash = $1 AND tenant_id = $2 FOR UPDATE
+            SELECT phone_number, purpose, code_mac, attempts, expires_at, used_at IS NOT NULL, local_id, pending_hash, enrollment_id
+            FROM phone_sessions WHERE session_hash = $1 AND tenant_id = $2 FOR UPDATE
             """
         let binds: PostgresBindings
         init(hash: Data, tenant: String) throws {

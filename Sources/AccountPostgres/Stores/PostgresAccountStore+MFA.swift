@@ -120,7 +120,7 @@ extension PostgresAccountStore: MFAStore {
             var sealed: (secret: [UInt8], kekID: String, step: Int64)?
             switch request.proof {
             case .sms(let hash, let mac):
-                let session = try await tx.mfaPhoneSession(hash: hash)
+                let session = try await tx.lockedPhoneSession(hash: hash)
                 guard let session, session.row.purpose == .mfaEnrollment, session.localID == request.localID else {
                     return .refused(AccountError(.invalidSessionInfo))
                 }
@@ -131,7 +131,7 @@ extension PostgresAccountStore: MFAStore {
                     }
                     return .refused(AccountError(.invalidSessionInfo))
                 }
-                switch try await tx.spendMFAPhoneSession(session.row, hash: hash, mac: mac, purpose: .mfaEnrollment, now: now) {
+                switch try await tx.checkPhoneSession(session.row, hash: hash, mac: mac, purpose: .mfaEnrollment, now: now) {
                 case .failure(let error): return .refused(error)
                 case .success(let number): factor.phoneNumber = number
                 }
@@ -182,7 +182,7 @@ extension PostgresAccountStore: MFAStore {
             var session = request.session
             switch request.proof {
             case .sms(let hash, let mac):
-                let phoneSession = try await tx.mfaPhoneSession(hash: hash)
+                let phoneSession = try await tx.lockedPhoneSession(hash: hash)
                 guard let phoneSession, phoneSession.row.purpose == .mfaSignIn, !phoneSession.row.used,
                     phoneSession.pendingHash == request.pendingHash, let enrollmentID = phoneSession.enrollmentID
                 else { return .refused(AccountError(.invalidSessionInfo)) }
@@ -195,7 +195,7 @@ extension PostgresAccountStore: MFAStore {
                     reserved = true
                 }
                 guard reserved else { return .refused(FactorGuesses.exhausted) }
-                switch try await tx.spendMFAPhoneSession(phoneSession.row, hash: hash, mac: mac, purpose: .mfaSignIn, now: now) {
+                switch try await tx.checkPhoneSession(phoneSession.row, hash: hash, mac: mac, purpose: .mfaSignIn, now: now) {
                 case .failure(let error):
                     if error.code == .invalidCode {
                         try await tx.query(
@@ -261,14 +261,6 @@ extension PostgresAccountStore: MFAStore {
     static let secondFactorExists = AccountError(.secondFactorExists, "Phone number already enrolled as second factor for this account.")
 }
 
-/// An SMS second-factor session as read and locked, with what it is bound to.
-struct MFAPhoneSession {
-    var row: PhoneSessionRow
-    var localID: String?
-    var pendingHash: [UInt8]?
-    var enrollmentID: String?
-}
-
 extension StoreTransaction {
     func insertPending(_ pending: NewPendingCredential) async throws {
         try await query(
@@ -293,38 +285,6 @@ extension StoreTransaction {
                 failures: Int(failures), createdAt: created, expiresAt: expires, used: used)
         }
         return nil
-    }
-
-    func mfaPhoneSession(hash: [UInt8]) async throws -> MFAPhoneSession? {
-        for try await (number, purpose, mac, attempts, expires, used, localID, pendingHash, enrollmentID) in try await query(
-            """
-            SELECT phone_number, purpose, code_mac, attempts, expires_at, used_at IS NOT NULL, local_id, pending_hash, enrollment_id
-            FROM phone_sessions WHERE session_hash = \(Data(hash)) AND tenant_id = \(tenant) FOR UPDATE
-            """
-        ).decode((String, String, Data, Int32, Date, Bool, String?, Data?, String?).self) {
-            guard let purpose = PhoneSessionPurpose(rawValue: purpose) else { return nil }
-            return MFAPhoneSession(
-                row: PhoneSessionRow(
-                    phoneNumber: number, purpose: purpose, codeMAC: Array(mac), attempts: Int(attempts), expiresAt: expires, used: used),
-                localID: localID, pendingHash: pendingHash.map(Array.init), enrollmentID: enrollmentID)
-        }
-        return nil
-    }
-
-    /// §A.5 step 2's check of a locked session: spent when the code is right, a wrong code counted.
-    func spendMFAPhoneSession(_ row: PhoneSessionRow, hash: [UInt8], mac: [UInt8], purpose: PhoneSessionPurpose, now: Date)
-        async throws -> Result<String, AccountError>
-    {
-        switch PhoneRules.check(row, presentedMAC: mac, purpose: purpose, now: now) {
-        case .proven(let number):
-            try await query("UPDATE phone_sessions SET used_at = \(now) WHERE session_hash = \(Data(hash))")
-            return .success(number)
-        case .wrongCode:
-            try await query("UPDATE phone_sessions SET attempts = attempts + 1 WHERE session_hash = \(Data(hash))")
-            return .failure(AccountError(.invalidCode))
-        case .refused(let code):
-            return .failure(AccountError(code))
-        }
     }
 
     func insertFactor(_ factor: MFAFactor, localID: String, sealed: (secret: [UInt8], kekID: String, step: Int64)?) async throws {

@@ -124,23 +124,10 @@ extension PostgresAccountStore: PhoneStore {
     private func prove(_ proof: PhoneProof, purpose: PhoneSessionPurpose, now: Date, in tx: StoreTransaction) async throws -> Proven {
         switch proof {
         case .session(let hash, let mac):
-            var row: PhoneSessionRow?
-            for try await record in try await tx.execute(Prepared.PhoneSessionForUpdate(hash: Data(hash), tenant: tenant)) {
-                let (number, rawPurpose, codeMAC, attempts, expires, used) = try record.decode(
-                    (String, String, Data, Int32, Date, Bool).self)
-                guard let purpose = PhoneSessionPurpose(rawValue: rawPurpose) else { continue }
-                row = PhoneSessionRow(
-                    phoneNumber: number, purpose: purpose, codeMAC: Array(codeMAC), attempts: Int(attempts), expiresAt: expires, used: used)
-            }
-            switch PhoneRules.check(row, presentedMAC: mac, purpose: purpose, now: now) {
-            case .proven(let number):
-                for try await _ in try await tx.execute(Prepared.PhoneSessionSpend(hash: Data(hash), now: now)) {}
-                return .proven(number)
-            case .wrongCode:
-                try await tx.query("UPDATE phone_sessions SET attempts = attempts + 1 WHERE session_hash = \(Data(hash))")
-                return .refused(AccountError(.invalidCode))
-            case .refused(let code):
-                return .refused(AccountError(code))
+            let session = try await tx.lockedPhoneSession(hash: hash)
+            switch try await tx.checkPhoneSession(session?.row, hash: hash, mac: mac, purpose: purpose, now: now) {
+            case .success(let number): return .proven(number)
+            case .failure(let error): return .refused(error)
             }
         case .temporaryProof(let hash, let presented):
             var row: TemporaryProofRow?
@@ -179,4 +166,45 @@ extension StoreTransaction {
             try await query("SELECT pg_notify(\(PostgresSMSOutbox.channel), '')")
         }
     }
+
+    /// A verification session, locked until the transaction ends, with what a second factor's
+    /// session is bound to (nil: unknown).
+    func lockedPhoneSession(hash: [UInt8]) async throws -> LockedPhoneSession? {
+        for try await record in try await execute(Prepared.PhoneSessionForUpdate(hash: Data(hash), tenant: tenant)) {
+            let (number, rawPurpose, codeMAC, attempts, expires, used, localID, pendingHash, enrollmentID) = try record.decode(
+                (String, String, Data, Int32, Date, Bool, String?, Data?, String?).self)
+            guard let purpose = PhoneSessionPurpose(rawValue: rawPurpose) else { return nil }
+            return LockedPhoneSession(
+                row: PhoneSessionRow(
+                    phoneNumber: number, purpose: purpose, codeMAC: Array(codeMAC), attempts: Int(attempts), expiresAt: expires, used: used),
+                localID: localID, pendingHash: pendingHash.map(Array.init), enrollmentID: enrollmentID)
+        }
+        return nil
+    }
+
+    /// §A.5 step 2 on a locked session (``PhoneRules/check(_:presentedMAC:purpose:now:)``): spent
+    /// when the code is right, a wrong code counted (the caller commits the count with its refusal).
+    func checkPhoneSession(_ row: PhoneSessionRow?, hash: [UInt8], mac: [UInt8], purpose: PhoneSessionPurpose, now: Date)
+        async throws -> Result<String, AccountError>
+    {
+        switch PhoneRules.check(row, presentedMAC: mac, purpose: purpose, now: now) {
+        case .proven(let number):
+            for try await _ in try await execute(Prepared.PhoneSessionSpend(hash: Data(hash), now: now)) {}
+            return .success(number)
+        case .wrongCode:
+            try await query("UPDATE phone_sessions SET attempts = attempts + 1 WHERE session_hash = \(Data(hash))")
+            return .failure(AccountError(.invalidCode))
+        case .refused(let code):
+            return .failure(AccountError(code))
+        }
+    }
+}
+
+/// A verification session as read and locked, with what an SMS second factor's session is bound to
+/// (mfa-phone-tenants.md §0.2): the user, the pending credential and the factor.
+struct LockedPhoneSession {
+    var row: PhoneSessionRow
+    var localID: String?
+    var pendingHash: [UInt8]?
+    var enrollmentID: String?
 }
