@@ -6,6 +6,7 @@ package import Logging
 import NIOCore
 import NIOHTTP1
 import NIOSSL
+import Tracing
 
 /// Issuers' signing keys, fetched and cached per federation-and-limits.md §B.4: discovery
 /// (`{issuer}/.well-known/openid-configuration`, or the config's overrides), then the JWKS at its
@@ -39,6 +40,9 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
     /// Sources whose last fetch failed with nothing usable cached, until when that answer stands.
     private var failedUntil: [String: Date] = [:]
 
+    /// Where fetches are counted by outcome.
+    private let telemetry: Telemetry
+
     static let minimumCache: TimeInterval = 300
     static let maximumCache: TimeInterval = 86400
     static let staleGrace: TimeInterval = 86400
@@ -48,7 +52,11 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
     static let failureMemory: TimeInterval = 15
 
     /// Creates the directory over `client` (which must not follow redirects; see ``makeClient()``).
-    package init(client: HTTPClient, clock: any WallClock, allowLoopbackHTTP: Bool, fetchTimeout: Duration = .seconds(5), logger: Logger) {
+    package init(
+        client: HTTPClient, clock: any WallClock, allowLoopbackHTTP: Bool, fetchTimeout: Duration = .seconds(5), logger: Logger,
+        telemetry: Telemetry = .off
+    ) {
+        self.telemetry = telemetry
         self.client = client
         self.clock = clock
         self.allowLoopbackHTTP = allowLoopbackHTTP
@@ -147,6 +155,7 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
         }
         let body = form.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }.joined(separator: "&")
         request.body = .bytes(ByteBuffer(string: body))
+        for (name, value) in TraceContext.outgoingHeaders() { request.headers.replaceOrAdd(name: name, value: value) }
         let response: HTTPClientResponse
         let bytes: ByteBuffer
         do {
@@ -239,7 +248,10 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
             var fetched = try await task.value
             // Only the fetch that is still the source's own is forgotten: a late waiter of an older
             // one must not drop a newer (forced) fetch and let a second one start beside it.
-            if inFlight[source] == task { inFlight[source] = nil }
+            if inFlight[source] == task {
+                inFlight[source] = nil
+                telemetry.count(.idpKeyFetches, ["ok"])  // once per fetch, not per waiter
+            }
             failedUntil[source] = nil
             fetched.lastForced = entries[source]?.lastForced
             entries[source] = fetched
@@ -250,7 +262,11 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
             logger.warning(
                 "could not fetch an identity provider's keys",
                 metadata: ["source": "\(source)", "error": "\(String(describing: error).prefix(300))"])
-            if let stale = entries[source], now < stale.staleUntil { return stale }
+            if let stale = entries[source], now < stale.staleUntil {
+                telemetry.count(.idpKeyFetches, ["failed_served_stale"])
+                return stale
+            }
+            telemetry.count(.idpKeyFetches, ["failed"])
             throw error
         }
     }
@@ -301,8 +317,10 @@ package actor IssuerDirectory: IdPSignatureVerifier, IdPFlowEndpoints, SignerKey
         }
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "application/json")
-        let response = try await client.execute(
-            request, timeout: amount(timeout))
+        for (name, value) in TraceContext.outgoingHeaders() { request.headers.replaceOrAdd(name: name, value: value) }
+        let response = try await withSpan("identity provider GET", ofKind: .client) { [request] _ in
+            try await client.execute(request, timeout: amount(timeout))
+        }
         guard response.status == .ok else { throw FetchError("HTTP \(response.status.code)") }
         let body = try await response.body.collect(upTo: maximumBytes)
         guard let object = (try? JSONValue.parse(Array(body.readableBytesView)))?.objectValue else { throw FetchError("not a JSON object") }

@@ -12,7 +12,10 @@ struct AccountctlCommand: AsyncParsableCommand {
             Exit codes: 0 done, 64 usage, 65 rejected by the server (bad input), 66 not found, 69 server unreachable,
             70 server fault, 75 not ready, 77 not authorised (check the admin token).
             """,
-        subcommands: [Users.self, Sessions.self, Links.self, Keys.self, CustomTokens.self, IdP.self, Config.self, Audit.self, Health.self]
+        subcommands: [
+            Users.self, Sessions.self, Links.self, Keys.self, CustomTokens.self, IdP.self, Config.self, Audit.self, Health.self,
+            Status.self,
+        ]
     )
 }
 

@@ -196,3 +196,96 @@ struct Health: AsyncParsableCommand {
         }
     }
 }
+
+/// `accountctl status`: what an on-call person checks first, from the admin listener's `/readyz`
+/// and `/metrics` (no token needed: the admin listener binds to loopback unless told otherwise).
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Readiness, version and the first figures to check.")
+    @Option(help: "Base URL of the admin listener (ACCOUNTD_ADMIN_URL, default \(defaultAdminURL)).")
+    var url: String?
+    @Flag(help: "Print JSON instead of lines.")
+    var json = false
+
+    func run() async throws {
+        let base = (url ?? ProcessInfo.processInfo.environment["ACCOUNTD_ADMIN_URL"] ?? defaultAdminURL)
+            .trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        func fetch(_ path: String) async throws -> (Int, String) {
+            do {
+                let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + path), timeout: .seconds(5))
+                let body = try await response.body.collect(upTo: 8 << 20)
+                return (Int(response.status.code), String(buffer: body))
+            } catch {
+                FileHandle.standardError.write(Data("accountctl: accountd at \(base) is unreachable: \(error)\n".utf8))
+                throw ExitCode(69)
+            }
+        }
+        let (readyStatus, readyBody) = try await fetch("/readyz")
+        let (metricsStatus, metricsBody) = try await fetch("/metrics")
+        guard metricsStatus == 200 else {
+            FileHandle.standardError.write(
+                Data("accountctl: \(base)/metrics answered \(metricsStatus); is this the admin listener?\n".utf8))
+            throw ExitCode(69)
+        }
+        let figures = StatusFigures(exposition: metricsBody)
+        let ready = readyStatus == 200
+        let reason = ((try? JSONSerialization.jsonObject(with: Data(readyBody.utf8))) as? [String: Any])
+            .flatMap { ($0["error"] as? [String: Any])?["message"] as? String }
+        let summary = figures.summary(ready: ready, reason: reason)
+        if json {
+            Output.json(summary)
+        } else {
+            for (key, value) in summary.sorted(by: { $0.key < $1.key }) { Output.say("\(key): \(value)") }
+        }
+        if !ready { throw ExitCode(75) }
+    }
+}
+
+/// The figures `accountctl status` prints, read from a Prometheus text exposition.
+struct StatusFigures {
+    private var samples: [(name: String, labels: String, value: Double)] = []
+
+    init(exposition: String) {
+        for line in exposition.split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            let series = line[..<space]
+            let brace = series.firstIndex(of: "{") ?? series.endIndex
+            samples.append((String(series[..<brace]), String(series[brace...]), value))
+        }
+    }
+
+    /// The sum of `name`'s samples whose label text contains every one of `labels` (`key="value"`).
+    func sum(_ name: String, _ labels: [String] = []) -> Double {
+        samples.filter { $0.name == name && labels.allSatisfy($0.labels.contains) }.reduce(0) { $0 + $1.value }
+    }
+
+    /// The label text of `name`'s first sample.
+    func labels(_ name: String) -> String? { samples.first { $0.name == name }?.labels }
+
+    func summary(ready: Bool, reason: String?) -> [String: String] {
+        let requests = sum("accountd_http_requests_total")
+        let failed = samples.filter { $0.name == "accountd_http_requests_total" && $0.labels.contains("status=\"5") }
+            .reduce(0) { $0 + $1.value }
+        let version = labels("accountd_build_info").flatMap { $0.split(separator: "\"").dropFirst().first.map(String.init) } ?? "?"
+        func whole(_ value: Double) -> String { String(Int(value.rounded())) }
+        return [
+            "ready": ready ? "yes" : "no" + (reason.map { " (\($0))" } ?? ""),
+            "version": version,
+            "uptime": "\(whole(sum("accountd_uptime_seconds"))) s",
+            "database": sum("accountd_db_up") == 1 ? "up" : "DOWN",
+            "pool": "\(whole(sum("accountd_db_pool_connections", ["state=\"leased\""]))) leased, "
+                + "\(whole(sum("accountd_db_pool_connections", ["state=\"idle\""]))) idle of \(whole(sum("accountd_db_pool_max_connections"))), "
+                + "\(whole(sum("accountd_db_pool_waiters"))) waiting",
+            "requests": "\(whole(requests)) since start, \(whole(failed)) answered 5xx"
+                + (requests > 0 ? String(format: " (%.3f%%)", failed / requests * 100) : ""),
+            "timeouts": "\(whole(sum("accountd_http_timeouts_total"))) (request deadline and HTTP timeout)",
+            "outbox": "mail \(whole(sum("accountd_outbox_depth", ["queue=\"mail\""]))) waiting "
+                + "(oldest \(whole(sum("accountd_outbox_oldest_age_seconds", ["queue=\"mail\""]))) s), "
+                + "sms \(whole(sum("accountd_outbox_depth", ["queue=\"sms\""]))) waiting "
+                + "(oldest \(whole(sum("accountd_outbox_oldest_age_seconds", ["queue=\"sms\""]))) s)",
+            "limits": "\(whole(sum("accountd_limit_refusals_total"))) refusals, \(whole(sum("accountd_lockouts_started_total"))) lockouts",
+            "revocation listener": sum("accountd_revocation_listener_up") == 1 ? "listening" : "NOT LISTENING (caches off)",
+            "password hashing": "\(whole(sum("accountd_hash_queue_depth"))) queued or running, "
+                + "\(whole(sum("accountd_hash_queue_refusals_total"))) refused",
+        ]
+    }
+}

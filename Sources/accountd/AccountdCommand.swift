@@ -70,8 +70,9 @@ struct ServerOptions: ParsableArguments {
             throw ExitCode(78)  // EX_CONFIG
         }
         let level = configuration.logLevel
+        let format = configuration.logFormat
         LoggingSystem.bootstrap { label in
-            var handler = LineLogHandler.standardError(label: label)
+            var handler = LineLogHandler.standardError(label: label, format: format)
             handler.logLevel = level
             return handler
         }

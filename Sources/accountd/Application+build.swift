@@ -5,6 +5,7 @@ import AccountIdP
 import AccountMail
 import AccountPostgres
 import AsyncHTTPClient
+import CoreMetrics
 import Crypto
 import Foundation
 import Hummingbird
@@ -27,8 +28,14 @@ func buildApplication(
     onStartupFailure: @escaping @Sendable (any Error) async -> Void = { _ in },
     onRoutes: @Sendable (APIRoutes) -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
-    let parts = try Components(configuration, databaseURL: databaseURL, logger: logger, clock: clock)
-    let routes = try parts.routes(configuration)
+    let metrics = configuration.metricsEnabled ? MetricsEndpoint() : nil
+    let telemetry = metrics?.telemetry ?? .off
+    let parts = try Components(configuration, databaseURL: databaseURL, logger: logger, clock: clock, telemetry: telemetry)
+    var routes = try parts.routes(configuration)
+    if let metrics { routes.admin.fixed["/metrics"] = metrics.route(parts) }
+    // Each listener's OpenAPI document, of the routes it serves: added last, so it lists them all.
+    routes.public.addOpenAPI(listener: configuration.publicListener, version: MetricsEndpoint.version, projectID: configuration.projectID)
+    routes.admin.addOpenAPI(listener: .admin, version: MetricsEndpoint.version, projectID: configuration.projectID)
     // The public listener's routes, for whoever composes a server to inspect (the suite walks them).
     onRoutes(routes.public)
 
@@ -42,8 +49,8 @@ func buildApplication(
     let adminListener = Application(
         responder: APIResponder(
             routes: routes.admin, access: configuration.accessPolicy, listener: .admin,
-            deadline: .seconds(configuration.database.pool.waitSeconds), tokenGuard: tokenGuard),
-        server: server(configuration),
+            deadline: .seconds(configuration.database.pool.waitSeconds), tokenGuard: tokenGuard, telemetry: telemetry),
+        server: server(configuration, telemetry: telemetry),
         configuration: .init(
             address: .hostname(configuration.listen.adminHost, port: configuration.listen.adminPort), serverName: "accountd"),
         onServerRunning: { channel in
@@ -58,8 +65,8 @@ func buildApplication(
     var app = Application(
         responder: APIResponder(
             routes: routes.public, access: configuration.accessPolicy, listener: configuration.publicListener,
-            deadline: .seconds(configuration.database.pool.waitSeconds), tokenGuard: tokenGuard),
-        server: server(configuration),
+            deadline: .seconds(configuration.database.pool.waitSeconds), tokenGuard: tokenGuard, telemetry: telemetry),
+        server: server(configuration, telemetry: telemetry),
         configuration: .init(address: .hostname(configuration.listen.host, port: configuration.listen.port), serverName: "accountd"),
         services: services,
         logger: logger
@@ -106,10 +113,14 @@ struct HTTPClientService: Service {
 }
 
 /// One listener's HTTP/1 server: the request timeout (``RequestDeadlineHandler``) and idle timeout.
-private func server(_ configuration: Configuration) -> HTTPServerBuilder {
-    .http1(
+private func server(_ configuration: Configuration, telemetry: Telemetry) -> HTTPServerBuilder {
+    let timeouts = Counter(
+        label: MetricFamily.httpTimeouts.rawValue, dimensions: [("kind", "http_timeout")], factory: telemetry.factory)
+    return .http1(
         configuration: .init(
-            additionalChannelHandlers: [RequestDeadlineHandler(deadline: .seconds(configuration.listen.requestTimeoutSeconds))],
+            additionalChannelHandlers: [
+                RequestDeadlineHandler(deadline: .seconds(configuration.listen.requestTimeoutSeconds), timeouts: timeouts)
+            ],
             idleTimeout: .seconds(configuration.listen.idleTimeoutSeconds)
         )
     )

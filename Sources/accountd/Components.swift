@@ -39,35 +39,42 @@ struct Components: Sendable {
     let projectConfigs: ProjectConfigService
     let phone: PhoneSignInService
     let mfa: MFAService
+    let hasher: Argon2idHasher
+    /// Where every part reports its figures (``MetricsEndpoint``).
+    let telemetry: Telemetry
 
-    init(_ configuration: Configuration, databaseURL: DatabaseURL, logger: Logger, clock: any WallClock) throws {
+    init(_ configuration: Configuration, databaseURL: DatabaseURL, logger: Logger, clock: any WallClock, telemetry: Telemetry = .off) throws
+    {
         self.logger = logger
-        postgres = try ConnectionPool(url: databaseURL, pool: configuration.database.pool, logger: logger)
+        self.telemetry = telemetry
+        postgres = try ConnectionPool(url: databaseURL, pool: configuration.database.pool, logger: logger, telemetry: telemetry)
         migrator = Migrator(
             migrations: try Migration.load(from: URL(fileURLWithPath: configuration.database.migrationsDirectory)), database: postgres,
             logger: logger)
         sealer = KeySealer(keyEncryptionKey: configuration.keys.keyEncryptionKey)
         keyRing = RS256KeyRing(
             store: PostgresSigningKeyStore(database: postgres, logger: logger), sealer: sealer, now: { clock.now() },
-            verifiedTokenCapacity: configuration.keys.verifiedTokenCacheEntries)
+            verifiedTokenCapacity: configuration.keys.verifiedTokenCacheEntries, telemetry: telemetry)
         let refreshKeyID = "k" + sealer.kekID.prefix(8)
         refreshCodec = HMACRefreshTokenCodec(
             masterKeys: [refreshKeyID: sealer.derive(info: "accountd refresh-token master v1", count: 32)],
             currentKeyID: refreshKeyID, acceptsVersion1: configuration.keys.acceptVersion1RefreshTokens ?? true)
         revocations = RevocationCache(suspended: true)
-        store = PostgresAccountStore(database: postgres, logger: logger, revocations: revocations)
+        store = PostgresAccountStore(database: postgres, logger: logger, revocations: revocations, telemetry: telemetry)
         limiter = AbuseLimiter(
             settings: configuration.abuseLimits, store: PostgresAbuseLimitStore(database: postgres, logger: logger),
-            keyer: HMACLimitKeyer(key: sealer.derive(info: "accountd limits v1", count: 32)), clock: clock)
+            keyer: HMACLimitKeyer(key: sealer.derive(info: "accountd limits v1", count: 32)), clock: clock, telemetry: telemetry)
         let projectConfigs = ProjectConfigService(
             store: PostgresProjectConfigStore(database: postgres, logger: logger),
             canSendSMS: configuration.phone.transport != .none || configuration.isDemoProject, suspended: true)
         self.projectConfigs = projectConfigs
         let environment = ServiceEnvironment(
-            settings: configuration.projectSettings, clock: clock, limiter: limiter, configs: projectConfigs)
+            settings: configuration.projectSettings, clock: clock, limiter: limiter, configs: projectConfigs, telemetry: telemetry)
         self.environment = environment
         let hasher = Argon2idHasher(
-            parameters: configuration.accounts.passwordHashParameters, queueLimit: configuration.accounts.hashQueueLimit)
+            parameters: configuration.accounts.passwordHashParameters, queueLimit: configuration.accounts.hashQueueLimit,
+            telemetry: telemetry)
+        self.hasher = hasher
         let phoneSecrets = HMACPhoneSecrets(key: sealer.derive(info: "accountd phone codes", count: 32))
         accounts = AccountService(
             environment: environment,
@@ -86,7 +93,7 @@ struct Components: Sendable {
         signers = CustomTokenSignerCache(base: store, suspended: true)
         issuers = IssuerDirectory(
             client: idpClient, clock: clock, allowLoopbackHTTP: configuration.isDemoProject,
-            fetchTimeout: .seconds(configuration.federation.fetchTimeoutSeconds), logger: logger)
+            fetchTimeout: .seconds(configuration.federation.fetchTimeoutSeconds), logger: logger, telemetry: telemetry)
         customTokens = CustomTokenService(
             accounts: accounts, environment: environment, users: store, signers: signers, crypto: RSACustomTokenCrypto(),
             documents: issuers,
@@ -161,7 +168,7 @@ struct Components: Sendable {
             RevocationListener(
                 database: postgres, cache: revocations,
                 targets: [.providerConfigs: idpConfigs.cache, .signers: signers.cache, .projectConfig: projectConfigs.cache],
-                logger: logger),
+                logger: logger, telemetry: telemetry),
             GatedService(gate: gate, inner: KeyPromotionService(keyRing: keyRing, logger: logger)),
             GatedService(
                 gate: gate,
@@ -171,7 +178,13 @@ struct Components: Sendable {
         if configuration.email.delivers {
             // After the client, so it stops first on shutdown; after the migration, so its table exists.
             let transport = try MailConfiguration.makeTransport(from: configuration.email.transportEnvironment, logger: logger)
-            services.append(GatedService(gate: gate, inner: OutboxWorker(database: postgres, transport: transport, logger: logger)))
+            let mailLabel = configuration.email.transportEnvironment["ACCOUNTD_MAIL_TRANSPORT"]?.lowercased() ?? "log"
+            services.append(
+                GatedService(
+                    gate: gate,
+                    inner: OutboxWorker(
+                        database: postgres, transport: transport, logger: logger, telemetry: telemetry,
+                        transportLabel: ["smtp", "webhook", "log"].contains(mailLabel) ? mailLabel : "log")))
             if let sms = smsTransport(configuration) {
                 services.append(
                     GatedService(
@@ -179,7 +192,8 @@ struct Components: Sendable {
                         inner: OutboxWorker(
                             database: postgres, queue: PostgresSMSOutbox(transport: sms, sealer: sealer), logger: logger,
                             // Retried until the code dies (mayRetry), not for a count of attempts (§A.7).
-                            maxAttempts: .max, maxBackoff: .seconds(60))))
+                            maxAttempts: .max, maxBackoff: .seconds(60), telemetry: telemetry,
+                            labels: ("sms", configuration.phone.transport == .webhook ? "webhook" : "log"))))
             }
         }
         return services

@@ -104,6 +104,14 @@ extension Configuration {
                 reader.problems.append("LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
             }
         }
+        if let format = reader.text("ACCOUNTD_LOG_FORMAT") {
+            if let parsed = LineLogHandler.Format(rawValue: format.lowercased()) {
+                logFormat = parsed
+            } else {
+                reader.problems.append("ACCOUNTD_LOG_FORMAT must be text or json")
+            }
+        }
+        metricsEnabled = reader.toggle("ACCOUNTD_METRICS", true)
         listen = Listen(input, &reader)
         access = Access(input, &reader, adminHost: listen.adminHost)
         database = DatabaseSettings(input, &reader, requestTimeoutSeconds: listen.requestTimeoutSeconds)

@@ -17,6 +17,11 @@ struct Configuration: Sendable {
     var projectNumber: String?
     /// Log level (`LOG_LEVEL`).
     var logLevel: Logger.Level = .info
+    /// Log line format (`ACCOUNTD_LOG_FORMAT`: `text`, the default, or `json`).
+    var logFormat: LineLogHandler.Format = .text
+    /// Whether the components count and time their work and the admin listener serves `/metrics`
+    /// (`ACCOUNTD_METRICS`, on by default; off is for measuring what the metrics cost).
+    var metricsEnabled = true
     var listen = Listen()
     var access = Access()
     var database = DatabaseSettings()

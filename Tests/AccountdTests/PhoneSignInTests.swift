@@ -332,6 +332,8 @@ final class SMSReceiver: Sendable {
         var timestamp: String
         var signature: String
         var messageID: String
+        /// The W3C `traceparent` the delivery carried ("" when none).
+        var traceparent: String = ""
         var body: [UInt8]
         var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
     }
@@ -355,7 +357,8 @@ final class SMSReceiver: Sendable {
                 let delivery = Delivery(
                     timestamp: request.headers[.init("X-Accountd-Timestamp")!] ?? "",
                     signature: request.headers[.init("X-Accountd-Signature")!] ?? "",
-                    messageID: request.headers[.init("X-Accountd-Message-Id")!] ?? "", body: Array(buffer: bytes))
+                    messageID: request.headers[.init("X-Accountd-Message-Id")!] ?? "",
+                    traceparent: request.headers[.init("traceparent")!] ?? "", body: Array(buffer: bytes))
                 self.state.withLock { $0.deliveries.append(delivery) }
             }
             return HTTPResponse.Status(code: status)

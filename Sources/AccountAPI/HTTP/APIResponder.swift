@@ -1,10 +1,12 @@
-import AccountCore
+package import AccountCore
+import CoreMetrics
 import Foundation
 import HTTPTypes
 package import Hummingbird
 import Logging
 import NIOCore
 import NIOHTTP1
+import Tracing
 
 /// The server's one responder: resolves the path (identity-toolkit.md §1.1), applies the caller checks
 /// (§1.3), runs the handler, and turns every failure into Firebase's error shape. Nothing thrown
@@ -18,13 +20,19 @@ package struct APIResponder: HTTPResponder {
     private let listener: Listener
     /// Counts refused admin tokens per address (nil: nothing counted).
     private let tokenGuard: AdminTokenGuard?
+    /// Where requests are counted and timed (``MetricFamily/httpRequests``, ``MetricFamily/signIns``).
+    private let telemetry: Telemetry
+    /// Requests being answered on this listener.
+    private let inFlight: Meter
 
     /// Creates the responder for one listener; each request's database work must start within
     /// `deadline` of its arrival (``RequestScope``); `tokenGuard` counts refused admin tokens.
     package init(
         routes: APIRoutes, access: AccessPolicy, listener: Listener = .combined, deadline: Duration = .seconds(5),
-        tokenGuard: AdminTokenGuard? = nil
+        tokenGuard: AdminTokenGuard? = nil, telemetry: Telemetry = .off
     ) {
+        self.telemetry = telemetry
+        self.inFlight = telemetry.meter(.httpInFlight, [listener.metricLabel])
         self.routes = routes
         self.access = access
         self.listener = listener
@@ -37,26 +45,53 @@ package struct APIResponder: HTTPResponder {
         let requestID = Self.requestID(from: request)
         var logger = context.logger
         logger[metadataKey: "request_id"] = .string(requestID)
+        let rpc = routeName(request)
+        logger[metadataKey: "rpc"] = .string(rpc)
+        inFlight.increment()
+        defer { inFlight.decrement() }
 
         var response: Response
+        var code = ""
+        var secondFactorRequired = false
+        // W3C trace context: the caller's trace in every line of this request, and passed on to
+        // the calls it makes; a bootstrapped tracer gets its span (swift-distributed-tracing).
+        let trace = TraceContext(traceparent: request.headers[Self.traceparent], tracestate: request.headers[Self.tracestate])
+        if let trace {
+            logger[metadataKey: "trace_id"] = .string(trace.traceID)
+            logger[metadataKey: "span_id"] = .string(trace.spanID)
+        }
+        var instrumentation = InstrumentationContext.topLevel
+        InstrumentationSystem.instrument.extract(request.headers, into: &instrumentation, using: HeaderExtractor())
         do {
             let channel = context.channel
             let scope = RequestScope(budget: deadline, clientGone: { !channel.isActive })
-            response = try await RequestScope.$current.withValue(scope) {
-                try await dispatch(request, context: context, logger: logger)
+            response = try await TraceContext.$current.withValue(trace) {
+                try await withSpan(rpc, context: instrumentation, ofKind: .server) { [logger] _ in
+                    try await RequestScope.$current.withValue(scope) {
+                        try await dispatch(request, context: context, logger: logger)
+                    }
+                }
             }
         } catch let error as APIError {
+            code = Telemetry.errorCode(error.message)
             response = WireEncoding.response(for: error)
         } catch let error as AccountError {
-            response = WireEncoding.response(for: APIError(error))
+            let wire = APIError(error)
+            code = Telemetry.errorCode(wire.message)
+            response = WireEncoding.response(for: wire)
         } catch let required as SecondFactorRequired {
             // A challenged first factor (mfa-phone-tenants.md §B.3): 200, no tokens.
+            secondFactorRequired = true
             response = WireEncoding.response(json: .object(MFAWire.pendingFields(required)))
         } catch let error as HTTPError where error.status == .contentTooLarge {
-            response = WireEncoding.response(for: .payloadTooLarge(limit: 1 << 20))
+            let wire = APIError.payloadTooLarge(limit: 1 << 20)
+            code = Telemetry.errorCode(wire.message)
+            response = WireEncoding.response(for: wire)
         } catch {
             logger.error("unhandled error", metadata: ["error": "\(String(reflecting: error))"])
-            response = WireEncoding.response(for: .internalError(requestID: requestID))
+            let wire = APIError.internalError(requestID: requestID)
+            code = Telemetry.errorCode(wire.message)
+            response = WireEncoding.response(for: wire)
         }
         response.headers[.init("X-Request-Id")!] = requestID
         if let origin = request.headers[.origin] {
@@ -64,16 +99,44 @@ package struct APIResponder: HTTPResponder {
             response.headers[.vary] = "Origin"
         }
         let elapsed = ContinuousClock.now - started
+        if !telemetry.isOff {
+            let status = response.status.code
+            telemetry.count(.httpRequests, [listener.metricLabel, rpc, String(status), code])
+            telemetry.record(.httpRequestDuration, [listener.metricLabel, rpc], elapsed)
+            if let provider = Self.signInProviders[rpc], request.method != .options {
+                let outcome = secondFactorRequired ? "second_factor_required" : code.isEmpty ? "success" : code
+                telemetry.count(.signIns, [provider, outcome])
+            }
+        }
         logger.info(
             "request",
             metadata: [
                 "method": "\(request.method)",
                 "path": "\(request.uri.path)",
                 "status": "\(response.status.code)",
-                "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)",
+                "duration_ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)",
             ]
         )
         return response
+    }
+
+    /// The sign-in RPCs and the provider each signs in with (``MetricFamily/signIns``).
+    private static let signInProviders: [String: String] = [
+        "signInWithPassword": "password", "signInWithEmailLink": "emailLink", "signInWithIdp": "idp",
+        "signInWithPhoneNumber": "phone", "signInWithCustomToken": "custom", "v2/accounts/mfaSignIn:finalize": "second_factor",
+    ]
+
+    /// The request's route as a metric label and a log field: a registered RPC's name, a fixed
+    /// route's path, `token`; `unmatched` for anything else (a label never holds a raw path).
+    private func routeName(_ request: Request) -> String {
+        if request.method == .options { return "preflight" }
+        switch APIPath(request.uri.path) {
+        case .fixed(let path): return routes.fixed[path] == nil ? "unmatched" : path
+        case .rpc(let name, _, _): return routes.rpcs[name] == nil ? "unmatched" : name
+        case .token: return "token"
+        case .tenant: return "tenant"
+        case .unknown: return "unmatched"
+        }
     }
 
     private func dispatch(_ request: Request, context: AccountRequestContext, logger: Logger) async throws -> Response {
@@ -178,6 +241,8 @@ package struct APIResponder: HTTPResponder {
     }
 
     private static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
+    private static let traceparent = HTTPField.Name("traceparent")!
+    private static let tracestate = HTTPField.Name("tracestate")!
 
     /// The longest `User-Agent` kept (sessions record it); the rest is cut, at a character boundary.
     static let userAgentLimit = 512
@@ -295,5 +360,12 @@ package struct APIResponder: HTTPResponder {
             return given
         }
         return Hex.encode(SystemRandom().bytes(8))
+    }
+}
+
+/// Reads a tracer's propagation headers from a request.
+struct HeaderExtractor: Extractor {
+    func extract(key: String, from carrier: HTTPFields) -> String? {
+        HTTPField.Name(key).flatMap { carrier[$0] }
     }
 }

@@ -13,6 +13,15 @@ package enum Listener: Sendable, Equatable {
 
     /// Whether admin bearers are served here.
     package var servesAdmins: Bool { self != .publicOnly }
+    /// The listener as a metric label.
+    package var metricLabel: String {
+        switch self {
+        case .combined: "combined"
+        case .publicOnly: "public"
+        case .admin: "admin"
+        }
+    }
+
     /// Whether apps (API keys) are served here.
     package var servesClients: Bool { self != .admin }
 }

@@ -1,3 +1,4 @@
+package import CoreMetrics
 import HTTPTypes
 package import NIOCore
 import NIOHTTP1
@@ -40,9 +41,13 @@ package final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChann
     /// response, if it ever comes, is dropped.
     private var answeredForRequest = false
 
+    /// Counts the 503s this handler answers (``MetricFamily/httpTimeouts``, `http_timeout`).
+    private let timeouts: Counter?
+
     /// A handler that gives each request `deadline` from its head to its response.
-    package init(deadline: TimeAmount) {
+    package init(deadline: TimeAmount, timeouts: Counter? = nil) {
         self.deadline = deadline
+        self.timeouts = timeouts
     }
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -104,6 +109,7 @@ package final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChann
             return
         }
         guard !responding, unanswered > 0 else { return }
+        timeouts?.increment()
         var error = APIError.unavailable("The request took too long to answer, retry shortly.")
         error.headers[.connection] = "close"
         // The request arrived whole, so nothing is left to read: the connection closes outright

@@ -10,12 +10,15 @@ package struct ServiceEnvironment: Sendable {
     /// The configuration resource, whose stored members override the settings' (authorized
     /// domains); nil where nothing is stored (unit tests).
     package let configs: ProjectConfigService?
+    /// Where the services report their figures (sign-ins, refusals); off unless the composition passes one.
+    package let telemetry: Telemetry
 
     /// An environment; without a limiter, abuse limits are off.
     package init(
         settings: ProjectSettings, clock: any WallClock = SystemClock(), random: any RandomSource = SystemRandom(),
-        limiter: AbuseLimiter? = nil, configs: ProjectConfigService? = nil
+        limiter: AbuseLimiter? = nil, configs: ProjectConfigService? = nil, telemetry: Telemetry = .off
     ) {
+        self.telemetry = telemetry
         self.settings = settings
         self.clock = clock
         self.random = random

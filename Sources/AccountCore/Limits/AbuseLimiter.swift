@@ -9,9 +9,15 @@ package struct AbuseLimiter: Sendable {
     let store: any AbuseLimitStore
     let keyer: any LimitKeyer
     package let clock: any WallClock
+    /// Where refusals and lockouts are counted.
+    let telemetry: Telemetry
 
     /// Wires the limiter.
-    package init(settings: AbuseLimitSettings, store: any AbuseLimitStore, keyer: any LimitKeyer, clock: any WallClock) {
+    package init(
+        settings: AbuseLimitSettings, store: any AbuseLimitStore, keyer: any LimitKeyer, clock: any WallClock,
+        telemetry: Telemetry = .off
+    ) {
+        self.telemetry = telemetry
         self.settings = settings
         self.store = store
         self.keyer = keyer
@@ -20,7 +26,8 @@ package struct AbuseLimiter: Sendable {
 
     /// No limits at all (tests of other behaviour, tools).
     package static func off(clock: any WallClock = SystemClock()) -> AbuseLimiter {
-        AbuseLimiter(settings: AbuseLimitSettings(enabled: false), store: NoLimitStore(), keyer: NoLimitStore(), clock: clock)
+        AbuseLimiter(
+            settings: AbuseLimitSettings(enabled: false), store: NoLimitStore(), keyer: NoLimitStore(), clock: clock, telemetry: .off)
     }
 
     /// The key an address counts under: IPv4 the address (also when IPv4-mapped), IPv6 its /64
@@ -36,7 +43,8 @@ package struct AbuseLimiter: Sendable {
     package func consume(_ bucket: LimitBucket, _ value: String?, code: AccountError.Code = .tooManyAttempts) async throws {
         guard settings.enabled, let value, let size = settings.buckets[bucket] else { return }
         if let wait = try await store.consume(bucket.rawValue, size, key: keyer.key(bucket.rawValue, value), now: clock.now()) {
-            throw refusal(code, code == .tooManyAttempts || code == .quotaExceeded ? bucket.refusal : nil, wait: wait)
+            throw refusal(
+                code, code == .tooManyAttempts || code == .quotaExceeded ? bucket.refusal : nil, wait: wait, bucket: bucket.rawValue)
         }
     }
 
@@ -94,7 +102,7 @@ package struct AbuseLimiter: Sendable {
     package func peek(_ bucket: LimitBucket, _ value: String?, code: AccountError.Code = .tooManyAttempts) async throws {
         guard settings.enabled, let value, let size = settings.buckets[bucket] else { return }
         if let wait = try await store.peek(bucket.rawValue, size, key: keyer.key(bucket.rawValue, value), now: clock.now()) {
-            throw refusal(code, bucket.refusal, wait: wait)
+            throw refusal(code, bucket.refusal, wait: wait, bucket: bucket.rawValue)
         }
     }
 
@@ -104,7 +112,7 @@ package struct AbuseLimiter: Sendable {
         guard settings.enabled, let size = settings.mailQuotas[kind] else { return }
         let name = AbuseLimitSettings.quotaName(kind)
         if let wait = try await store.consume(name, size, key: keyer.key(name, project), now: clock.now()) {
-            throw refusal(.quotaExceeded, "Exceeded daily quota for \(Self.quotaNoun(kind)) emails.", wait: wait)
+            throw refusal(.quotaExceeded, "Exceeded daily quota for \(Self.quotaNoun(kind)) emails.", wait: wait, bucket: "mail_quota")
         }
     }
 
@@ -115,7 +123,7 @@ package struct AbuseLimiter: Sendable {
         guard settings.enabled, let size = settings.mailQuotas[kind] else { return }
         let name = AbuseLimitSettings.quotaName(kind)
         if let wait = try await store.peek(name, size, key: keyer.key(name, project), now: clock.now()) {
-            throw refusal(.quotaExceeded, "Exceeded daily quota for \(Self.quotaNoun(kind)) emails.", wait: wait)
+            throw refusal(.quotaExceeded, "Exceeded daily quota for \(Self.quotaNoun(kind)) emails.", wait: wait, bucket: "mail_quota")
         }
     }
 
@@ -157,9 +165,9 @@ package struct AbuseLimiter: Sendable {
             email: email.lowercased(), emailKey: emailKey(email), address: address,
             addressKey: network.map { keyer.key(bucket.rawValue, $0) }, bucket: settings.buckets[bucket].map { (bucket.rawValue, $0) },
             since: now - Double(settings.lockout.knownNetworkDays) * 86400, now: now)
-        if let wait = check.addressWait { throw refusal(.tooManyAttempts, bucket.refusal, wait: wait) }
+        if let wait = check.addressWait { throw refusal(.tooManyAttempts, bucket.refusal, wait: wait, bucket: bucket.rawValue) }
         if let until = check.lockedUntil, until > now {
-            throw refusal(.tooManyAttempts, Self.lockedText, wait: until.timeIntervalSince(now))
+            throw refusal(.tooManyAttempts, Self.lockedText, wait: until.timeIntervalSince(now), bucket: "password_lockout")
         }
         return check
     }
@@ -173,6 +181,7 @@ package struct AbuseLimiter: Sendable {
         let failures = try await store.recordFailure(key: key, network: network, now: now, resetSeconds: settings.lockout.resetSeconds)
         if let until = LockoutRules.lockedUntil(failures: failures, network: network, now: now, policy: settings.lockout) {
             try await store.lock(key: key, network: network, until: until, failures: failures)
+            telemetry.count(.lockoutsStarted, ["password_lockout"])
         }
         if let address, let size = settings.buckets[.passwordFailuresPerIP] {
             let name = LimitBucket.passwordFailuresPerIP.rawValue
@@ -192,14 +201,17 @@ package struct AbuseLimiter: Sendable {
     @discardableResult
     package func clearLockout(email: String?) async throws -> Bool {
         guard let email else { return false }
-        return try await store.clearFailures(key: emailKey(email), networks: NetworkClass.allCases)
+        let cleared = try await store.clearFailures(key: emailKey(email), networks: NetworkClass.allCases)
+        if cleared { telemetry.count(.lockoutsCleared, ["password_lockout"]) }
+        return cleared
     }
 
     func emailKey(_ email: String) -> [UInt8] {
         keyer.key("password_failures", email.lowercased())
     }
 
-    func refusal(_ code: AccountError.Code, _ detail: String?, wait: TimeInterval) -> AccountError {
+    func refusal(_ code: AccountError.Code, _ detail: String?, wait: TimeInterval, bucket: String) -> AccountError {
+        telemetry.count(.limitRefusals, [bucket])
         var error = AccountError(code, detail)
         error.retryAfter = LockoutRules.retryAfter(until: clock.now() + wait, now: clock.now())
         return error

@@ -1,4 +1,5 @@
 package import AccountCore
+import CoreMetrics
 import Crypto
 package import Foundation
 import SwiftASN1
@@ -64,6 +65,9 @@ package actor RS256KeyRing: TokenSigner {
     private let reloadInterval: TimeInterval
     /// Tokens whose signature was already checked; see ``VerifiedTokenCache``.
     nonisolated package let verifiedTokens: VerifiedTokenCache
+    /// Lookups of ``verifiedTokens``: hits and misses.
+    private nonisolated let cacheHits: Counter
+    private nonisolated let cacheMisses: Counter
     /// Unknown-`kid` and retried reloads happen at most this often.
     private let minimumReloadSpacing: TimeInterval = 1
 
@@ -82,8 +86,10 @@ package actor RS256KeyRing: TokenSigner {
     /// `verifiedTokenCapacity` bounds how many verified ID tokens are remembered (0: none).
     package init(
         store: any SigningKeyStore, sealer: KeySealer, now: @escaping @Sendable () -> Date, reloadInterval: TimeInterval = 30,
-        verifiedTokenCapacity: Int = 10_000
+        verifiedTokenCapacity: Int = 10_000, telemetry: Telemetry = .off
     ) {
+        cacheHits = Counter(label: MetricFamily.tokenCache.rawValue, dimensions: [("result", "hit")], factory: telemetry.factory)
+        cacheMisses = Counter(label: MetricFamily.tokenCache.rawValue, dimensions: [("result", "miss")], factory: telemetry.factory)
         self.store = store
         self.sealer = sealer
         self.now = now
@@ -164,8 +170,10 @@ package actor RS256KeyRing: TokenSigner {
         let seconds = Int64(now().timeIntervalSince1970.rounded(.down))
         let cacheKey = verifiedTokens.key(bytes)
         if let cacheKey, let hit = verifiedTokens.entry(cacheKey, now: seconds), publishedKey(kid: hit.kid) != nil {
+            cacheHits.increment()
             return hit.payload
         }
+        if cacheKey != nil { cacheMisses.increment() }
         guard let firstDot = bytes.firstIndex(of: UInt8(ascii: ".")),
             let secondDot = bytes[(firstDot + 1)...].firstIndex(of: UInt8(ascii: ".")),
             !bytes[(secondDot + 1)...].contains(UInt8(ascii: ".")),

@@ -38,6 +38,8 @@ package final class Argon2idHasher: PasswordHasher {
     private let lanes = Mutex(Lanes())
     /// The most hashes that may run or wait at once in each lane.
     package let queueLimit: Int
+    /// Where refusals and waits are counted.
+    private let telemetry: Telemetry
     /// Native verifications run, real or spent for timing (for tests and diagnostics).
     private let nativeVerifies = Atomic<Int>(0)
     /// Wrong passwords against cheap imported hashes whose answer was held back (for tests and diagnostics).
@@ -59,7 +61,10 @@ package final class Argon2idHasher: PasswordHasher {
 
     /// Creates a hasher with `threads` workers (at most that many hashes run at once) and room for
     /// `queueLimit` hashes running or waiting (default 32 per worker).
-    package init(parameters: Parameters = .owasp, threads: Int = System.coreCount, queueLimit: Int? = nil) {
+    package init(
+        parameters: Parameters = .owasp, threads: Int = System.coreCount, queueLimit: Int? = nil, telemetry: Telemetry = .off
+    ) {
+        self.telemetry = telemetry
         precondition(sodium_init() >= 0, "libsodium failed to initialise")
         self.parameters = parameters
         self.queueLimit = max(1, queueLimit ?? 32 * max(1, threads))
@@ -161,6 +166,11 @@ package final class Argon2idHasher: PasswordHasher {
         ImportedHashVerifier.userFault(stored)
     }
 
+    /// Hashes running or waiting, per lane (the metrics scrape's queue depth).
+    package var depth: (known: Int, standard: Int) {
+        lanes.withLock { ($0.admittedKnown, $0.admittedStandard) }
+    }
+
     /// Hashes waiting for a worker, per lane (for tests and diagnostics).
     package var waiting: (known: Int, standard: Int) {
         lanes.withLock { ($0.known.count, $0.standard.count) }
@@ -181,7 +191,12 @@ package final class Argon2idHasher: PasswordHasher {
             }
             return true
         }
-        guard admitted else { throw AccountError(.unavailable, "Too many sign-ins at once, retry shortly.") }
+        let laneName = lane == .known ? "known" : "standard"
+        guard admitted else {
+            telemetry.count(.hashQueueRefusals, [laneName])
+            throw AccountError(.unavailable, "Too many sign-ins at once, retry shortly.")
+        }
+        let queued = ContinuousClock.now
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let runNow = lanes.withLock { lanes in
                 if lanes.running < workers {
@@ -193,6 +208,7 @@ package final class Argon2idHasher: PasswordHasher {
             }
             if runNow { continuation.resume() }
         }
+        telemetry.record(.hashQueueWait, [laneName], ContinuousClock.now - queued)
         defer {
             // Hand the worker to the next waiter, known lane first, or give it back.
             let next = lanes.withLock { lanes -> CheckedContinuation<Void, Never>? in

@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
+import Tracing
 
 /// Hands each message to an operator's endpoint: a JSON `POST` of
 /// `{"kind","to","subject","text","html","link"}`, signed (``SignedWebhook``).
@@ -98,8 +99,11 @@ package struct SignedWebhook: Sendable {
         request.headers.add(name: "X-Accountd-Timestamp", value: timestamp)
         request.headers.add(name: "X-Accountd-Signature", value: Self.signature(secret: secret, timestamp: timestamp, body: body))
         if let messageID { request.headers.add(name: "X-Accountd-Message-Id", value: messageID) }
+        for (name, value) in TraceContext.outgoingHeaders() { request.headers.replaceOrAdd(name: name, value: value) }
         request.body = .bytes(ByteBuffer(bytes: body))
-        let response = try await httpClient.execute(request, timeout: TimeAmount(timeout))
+        let response = try await withSpan("webhook POST", ofKind: .client) { [request] _ in
+            try await httpClient.execute(request, timeout: TimeAmount(timeout))
+        }
         // Read (and drop) a bounded body so the connection can be reused.
         _ = try? await response.body.collect(upTo: 64 * 1024)
         guard (200..<300).contains(Int(response.status.code)) else { throw Failure(status: Int(response.status.code)) }

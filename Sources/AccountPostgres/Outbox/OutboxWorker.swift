@@ -34,6 +34,9 @@ package struct OutboxWorker<Queue: OutboxQueue>: Service {
     /// Called each time the notification listener is listening (for tests: a row queued after it
     /// wakes the worker by its notification, not by a poll).
     private let onListening: @Sendable () async -> Void
+    /// Where attempts and their outcomes are counted, labelled with the queue and the transport.
+    private let telemetry: Telemetry
+    private let labels: (queue: String, transport: String)
 
     /// Creates a worker. `maxAttempts` counts sends (the first one included); the delay after the
     /// n-th failure is `min(baseBackoff · 2^(n-1), maxBackoff)`, scaled by a random factor in [0.5, 1].
@@ -47,8 +50,12 @@ package struct OutboxWorker<Queue: OutboxQueue>: Service {
         baseBackoff: Duration = .seconds(1),
         maxBackoff: Duration = .seconds(300),
         clock: any WallClock = SystemClock(),
+        telemetry: Telemetry = .off,
+        labels: (queue: String, transport: String) = ("mail", "other"),
         onListening: @escaping @Sendable () async -> Void = {}
     ) {
+        self.telemetry = telemetry
+        self.labels = labels
         self.onListening = onListening
         self.clock = clock
         self.database = database
@@ -119,14 +126,16 @@ package struct OutboxWorker<Queue: OutboxQueue>: Service {
             var logger = logger
             logger[metadataKey: "outbox_id"] = "\(claimed.id)"
             let attempt = claimed.attempts + 1
+            telemetry.count(.outboxAttempts, [labels.queue])
             guard let message = claimed.message else {
+                telemetry.count(.outboxSends, [labels.queue, labels.transport, "failed"])
                 try await queue.recordFailure(
                     id: claimed.id, reason: claimed.unreadable ?? "unreadable row", due: nil, on: connection, logger: logger)
                 logger.error("\(queue.name): row cannot be sent; marked failed", metadata: ["reason": "\(claimed.unreadable ?? "")"])
                 return (claimed.id, false)
             }
             do {
-                try await send(message)
+                try await TraceContext.$current.withValue(claimed.trace) { try await send(message) }
             } catch {
                 // Cancelled mid-send: roll back, so the attempt is not counted and the row stays due.
                 if Task.isCancelled { throw error }
@@ -135,6 +144,7 @@ package struct OutboxWorker<Queue: OutboxQueue>: Service {
                 var due: Date? = now.addingTimeInterval(Self.seconds(backoff(afterFailure: attempt)))
                 if permanent || attempt >= maxAttempts || !queue.mayRetry(message, at: due!) { due = nil }
                 try await queue.recordFailure(id: claimed.id, reason: reason, due: due, on: connection, logger: logger)
+                telemetry.count(.outboxSends, [labels.queue, labels.transport, due == nil ? "failed" : "retry"])
                 if due == nil {
                     logger.error(
                         "\(queue.name): giving up",
@@ -150,6 +160,7 @@ package struct OutboxWorker<Queue: OutboxQueue>: Service {
                 return (claimed.id, false)
             }
             try await queue.markSent(id: claimed.id, now: now, on: connection, logger: logger)
+            telemetry.count(.outboxSends, [labels.queue, labels.transport, "sent"])
             logger.info("\(queue.name): sent", metadata: ["kind": "\(queue.kind(of: message))", "attempts": "\(attempt)"])
             return (claimed.id, true)
         }
@@ -272,8 +283,11 @@ package struct ClaimedMessage<Message: Sendable>: Sendable {
     /// Nil for a row that cannot be delivered (with ``unreadable`` saying why).
     package var message: Message?
     package var unreadable: String?
+    /// The trace context of the request that queued the message, for the transport's call.
+    package var trace: TraceContext?
 
-    package init(id: Int64, attempts: Int, message: Message?, unreadable: String? = nil) {
+    package init(id: Int64, attempts: Int, message: Message?, unreadable: String? = nil, trace: TraceContext? = nil) {
+        self.trace = trace
         self.id = id
         self.attempts = attempts
         self.message = message

@@ -29,9 +29,9 @@ package enum PostgresOutbox {
         }
         try await connection.query(
             """
-            INSERT INTO email_outbox (kind, recipient, subject, body_text, body_html, status, next_attempt_at)
+            INSERT INTO email_outbox (kind, recipient, subject, body_text, body_html, status, next_attempt_at, traceparent, tracestate)
             VALUES (\(message.kind.rawValue), \(message.to), \(message.subject), \(message.textBody), \(message.htmlBody),
-                'pending', now())
+                'pending', now(), \(TraceContext.current?.traceparent), \(TraceContext.current?.state))
             """,
             logger: logger
         )
@@ -67,22 +67,23 @@ package struct EmailOutboxQueue: OutboxQueue {
     {
         let rows = try await connection.query(
             """
-            SELECT id, kind, recipient, subject, body_text, body_html, attempts FROM email_outbox
+            SELECT id, kind, recipient, subject, body_text, body_html, attempts, traceparent, tracestate FROM email_outbox
             WHERE status = 'pending' AND next_attempt_at <= \(now) AND id <> ALL(\(excluded))
             ORDER BY next_attempt_at, id LIMIT 1
             FOR UPDATE SKIP LOCKED
             """,
             logger: logger
         )
-        for try await (id, kind, recipient, subject, text, html, attempts) in rows.decode(
-            (Int64, String, String, String, String?, String?, Int32).self)
+        for try await (id, kind, recipient, subject, text, html, attempts, traceparent, tracestate) in rows.decode(
+            (Int64, String, String, String, String?, String?, Int32, String?, String?).self)
         {
+            let trace = TraceContext(traceparent: traceparent, tracestate: tracestate)
             guard let kind = EmailKind(rawValue: kind), let text, let html else {
                 return ClaimedMessage(id: id, attempts: Int(attempts), message: nil, unreadable: "unknown kind or no body")
             }
             let message = EmailMessage(
                 kind: kind, to: recipient, subject: subject, textBody: text, htmlBody: html, link: PostgresOutbox.link(inTextBody: text))
-            return ClaimedMessage(id: id, attempts: Int(attempts), message: message)
+            return ClaimedMessage(id: id, attempts: Int(attempts), message: message, trace: trace)
         }
         return nil
     }
@@ -125,10 +126,11 @@ extension OutboxWorker where Queue == EmailOutboxQueue {
     package init(
         database: ConnectionPool, transport: any MailTransport, logger: Logger, pollInterval: Duration = .seconds(1), maxAttempts: Int = 20,
         baseBackoff: Duration = .seconds(1), maxBackoff: Duration = .seconds(300), clock: any WallClock = SystemClock(),
-        onListening: @escaping @Sendable () async -> Void = {}
+        telemetry: Telemetry = .off, transportLabel: String = "other", onListening: @escaping @Sendable () async -> Void = {}
     ) {
         self.init(
             database: database, queue: EmailOutboxQueue(transport: transport), logger: logger, pollInterval: pollInterval,
-            maxAttempts: maxAttempts, baseBackoff: baseBackoff, maxBackoff: maxBackoff, clock: clock, onListening: onListening)
+            maxAttempts: maxAttempts, baseBackoff: baseBackoff, maxBackoff: maxBackoff, clock: clock, telemetry: telemetry,
+            labels: ("mail", transportLabel), onListening: onListening)
     }
 }

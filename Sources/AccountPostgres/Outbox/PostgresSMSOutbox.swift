@@ -26,13 +26,15 @@ package struct PostgresSMSOutbox: OutboxQueue {
     {
         let rows = try await connection.query(
             """
-            SELECT id, message_id, payload_sealed, attempts, expires_at FROM sms_outbox
+            SELECT id, message_id, payload_sealed, attempts, expires_at, traceparent, tracestate FROM sms_outbox
             WHERE status = 'pending' AND next_attempt_at <= \(now) AND id <> ALL(\(excluded))
             ORDER BY next_attempt_at, id LIMIT 1
             FOR UPDATE SKIP LOCKED
             """,
             logger: logger)
-        for try await (id, messageID, sealed, attempts, expiresAt) in rows.decode((Int64, String, Data?, Int32, Date).self) {
+        for try await (id, messageID, sealed, attempts, expiresAt, traceparent, tracestate) in rows.decode(
+            (Int64, String, Data?, Int32, Date, String?, String?).self)
+        {
             guard expiresAt > now else {
                 return ClaimedMessage(id: id, attempts: Int(attempts), message: nil, unreadable: "the code expired before delivery")
             }
@@ -44,7 +46,8 @@ package struct PostgresSMSOutbox: OutboxQueue {
             guard let message = try? decoder.decode(SMSMessage.self, from: Data(plain)) else {
                 return ClaimedMessage(id: id, attempts: Int(attempts), message: nil, unreadable: "the payload is not a message")
             }
-            return ClaimedMessage(id: id, attempts: Int(attempts), message: message)
+            return ClaimedMessage(
+                id: id, attempts: Int(attempts), message: message, trace: TraceContext(traceparent: traceparent, tracestate: tracestate))
         }
         return nil
     }

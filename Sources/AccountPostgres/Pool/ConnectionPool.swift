@@ -1,10 +1,12 @@
-import AccountCore
+package import AccountCore
+import CoreMetrics
 package import Logging
 package import NIOCore
 import NIOPosix
 package import PostgresNIO
 import ServiceLifecycle
 import Synchronization
+import Tracing
 
 /// accountd's pool of PostgreSQL connections: every statement of the store, the migrator and the
 /// background services runs on a connection leased here.
@@ -46,13 +48,26 @@ package final class ConnectionPool: Sendable {
     private let state = Mutex(State())
     /// An executor per event loop of the group, for ``DatabaseConnection``.
     private let executors: [ObjectIdentifier: EventLoopExecutor]
+    /// The time each lease waited (zero when a connection was idle).
+    private let waitTimer: Timer
+    /// Connection attempts that failed.
+    private let connectFailures: Counter
+    /// Leases that reached their deadline without a connection (503 to the request).
+    private let deadlineMisses: Counter
+    /// Prepared statements' round trips; nil when metrics are off.
+    private let statementTimers: StatementTimers?
 
     /// A pool of connections to `url`, shaped by `pool`. Nothing is opened until ``run()`` warms
     /// it or the first lease asks.
     package init(
         url: DatabaseURL, pool: PoolSettings = PoolSettings(), logger: Logger,
-        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, telemetry: Telemetry = .off
     ) throws {
+        waitTimer = Timer(label: MetricFamily.poolWait.rawValue, dimensions: [], factory: telemetry.factory)
+        connectFailures = Counter(label: MetricFamily.connectFailures.rawValue, dimensions: [], factory: telemetry.factory)
+        deadlineMisses = Counter(
+            label: MetricFamily.httpTimeouts.rawValue, dimensions: [("kind", "request_deadline")], factory: telemetry.factory)
+        statementTimers = telemetry.isOff ? nil : StatementTimers(telemetry: telemetry)
         self.configuration = try url.connectionConfiguration(pool: pool)
         self.pool = pool
         self.logger = logger
@@ -60,6 +75,23 @@ package final class ConnectionPool: Sendable {
         var executors: [ObjectIdentifier: EventLoopExecutor] = [:]
         for loop in eventLoopGroup.makeIterator() { executors[ObjectIdentifier(loop)] = EventLoopExecutor(loop) }
         self.executors = executors
+    }
+
+    /// The pool's shape now, for the metrics scrape.
+    package struct Figures: Sendable {
+        /// Open connections waiting for a lease.
+        package var idle: Int
+        /// Open connections leased.
+        package var leased: Int
+        /// Leases waiting for a connection.
+        package var waiters: Int
+    }
+
+    /// The pool's shape now.
+    package func figures() -> Figures {
+        state.withLock { state in
+            Figures(idle: state.idle.count, leased: state.live.count - state.idle.count, waiters: state.waiters.count)
+        }
     }
 
     // MARK: Using connections
@@ -71,7 +103,7 @@ package final class ConnectionPool: Sendable {
     ) async throws -> sending Result {
         let connection = try await lease()
         do {
-            let result = try await body(DatabaseConnection(connection, loop: executor(for: connection)))
+            let result = try await body(DatabaseConnection(connection, loop: executor(for: connection), timers: statementTimers))
             release(connection)
             return result
         } catch {
@@ -87,8 +119,11 @@ package final class ConnectionPool: Sendable {
         isolation: isolated (any Actor)? = #isolation,
         _ body: (DatabaseConnection) async throws -> sending Result
     ) async throws -> sending Result {
-        try await withConnection(isolation: isolation) { connection in
-            try await connection.withTransaction(logger: logger, isolation: isolation, body)
+        // A span per transaction for a bootstrapped tracer (a no-op otherwise).
+        try await withSpan("db.transaction", ofKind: .client, isolation: isolation) { _ in
+            try await withConnection(isolation: isolation) { connection in
+                try await connection.withTransaction(logger: logger, isolation: isolation, body)
+            }
         }
     }
 
@@ -174,11 +209,20 @@ package final class ConnectionPool: Sendable {
     /// One attempt of ``lease()``: nil when the connection it got had closed meanwhile.
     private func waitForConnection(scope: RequestScope?) async throws -> PostgresConnection? {
         if let connection = state.withLock({ $0.idle.popLast() }) {
+            waitTimer.recordNanoseconds(0)
             return try handOver(connection, scope: scope)
+        }
+        let waitStarted = ContinuousClock.now
+        defer {
+            let (seconds, attoseconds) = (ContinuousClock.now - waitStarted).components
+            waitTimer.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         }
         let deadline = scope?.deadline ?? .now + .seconds(pool.waitSeconds)
         let remaining = ContinuousClock.now.duration(to: deadline)
-        guard remaining > .zero else { throw Unavailable(description: "The database did not answer in time, retry shortly.") }
+        guard remaining > .zero else {
+            deadlineMisses.increment()
+            throw Unavailable(description: "The database did not answer in time, retry shortly.")
+        }
         let waiterID = nextConnectionID()
         let connection = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PostgresConnection, any Error>) in
@@ -255,6 +299,7 @@ package final class ConnectionPool: Sendable {
     }
 
     private func expire(_ waiterID: Int) {
+        deadlineMisses.increment()
         fail(waiter: waiterID, with: Unavailable(description: "The database did not answer in time, retry shortly."))
     }
 
@@ -297,6 +342,7 @@ package final class ConnectionPool: Sendable {
             connection.closeFuture.whenComplete { [self] _ in closed(id) }
             perform(effects)
         } catch {
+            connectFailures.increment()
             let effects = state.withLock { state -> Effects in
                 state.connecting -= 1
                 state.failures += 1
@@ -437,7 +483,8 @@ extension ConnectionPool: Service {
         }
         for connection in idle {
             do {
-                try await DatabaseConnection(connection, loop: executor(for: connection)).query("SELECT 1", logger: logger)
+                try await DatabaseConnection(connection, loop: executor(for: connection), timers: statementTimers).query(
+                    "SELECT 1", logger: logger)
                 release(connection)
             } catch {
                 release(connection, after: error)

@@ -1,7 +1,9 @@
 import AccountCore
+import CoreMetrics
 package import Logging
 import NIOCore
 package import PostgresNIO
+import Synchronization
 
 /// A connection leased from ``ConnectionPool``, as the store's statements use it.
 ///
@@ -19,10 +21,13 @@ package struct DatabaseConnection: Sendable {
     /// The driver's connection, for what this type does not wrap.
     package let underlying: PostgresConnection
     private let loop: EventLoopExecutor
+    /// The pool's per-statement timers.
+    private let timers: StatementTimers?
 
-    init(_ underlying: PostgresConnection, loop: EventLoopExecutor) {
+    init(_ underlying: PostgresConnection, loop: EventLoopExecutor, timers: StatementTimers? = nil) {
         self.underlying = underlying
         self.loop = loop
+        self.timers = timers
     }
 
     /// Runs one statement; its rows stream from the returned sequence.
@@ -42,6 +47,12 @@ package struct DatabaseConnection: Sendable {
     {
         try await withTaskExecutorPreference(loop) {
             try checkOpen()
+            guard let timer = timers?.timer(Statement.self) else { return try await underlying.execute(statement, logger: logger) }
+            let started = ContinuousClock.now
+            defer {
+                let (seconds, attoseconds) = (ContinuousClock.now - started).components
+                timer.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+            }
             return try await underlying.execute(statement, logger: logger)
         }
     }
@@ -100,5 +111,26 @@ final class EventLoopExecutor: TaskExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
+
+/// A timer per prepared statement type (``MetricFamily/statementDuration``), made once per type:
+/// the statement's Swift type name is the label, a bounded set.
+final class StatementTimers: Sendable {
+    private let telemetry: Telemetry
+    private let timers = Mutex<[ObjectIdentifier: Timer]>([:])
+
+    init(telemetry: Telemetry) {
+        self.telemetry = telemetry
+    }
+
+    func timer(_ type: Any.Type) -> Timer {
+        let key = ObjectIdentifier(type)
+        if let timer = timers.withLock({ $0[key] }) { return timer }
+        let timer = Timer(
+            label: MetricFamily.statementDuration.rawValue, dimensions: [("statement", String(describing: type))],
+            factory: telemetry.factory)
+        timers.withLock { $0[key] = timer }
+        return timer
     }
 }

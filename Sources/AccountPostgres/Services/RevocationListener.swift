@@ -3,6 +3,7 @@ import Foundation
 package import Logging
 import PostgresNIO
 import ServiceLifecycle
+import Synchronization
 
 /// Keeps this replica's ``RevocationCache`` (and the ``NotifiedCache``s of provider configs and
 /// custom-token signers) honest: listens on the revocation channel over a dedicated connection and
@@ -18,12 +19,18 @@ package struct RevocationListener: Service {
     private let cache: RevocationCache
     private let targets: [Invalidation.Cache: any InvalidationTarget]
     private let logger: Logger
+    private let telemetry: Telemetry
+    /// How often the listener times the channel (``probe(_:)``).
+    private let probeInterval: Duration
 
     /// Creates the listener; `targets` are the other caches by their payloads' prefix (`c` for
     /// provider configs, `k` for custom-token signers: `c:<key>`).
     package init(
-        database: ConnectionPool, cache: RevocationCache, targets: [Invalidation.Cache: any InvalidationTarget] = [:], logger: Logger
+        database: ConnectionPool, cache: RevocationCache, targets: [Invalidation.Cache: any InvalidationTarget] = [:], logger: Logger,
+        telemetry: Telemetry = .off, probeInterval: Duration = .seconds(10)
     ) {
+        self.telemetry = telemetry
+        self.probeInterval = probeInterval
         self.database = database
         self.cache = cache
         self.targets = targets
@@ -55,6 +62,7 @@ package struct RevocationListener: Service {
                 try? await connection.close()
             } catch {
                 if Task.isCancelled || Task.isShuttingDownGracefully { return }
+                telemetry.set(.revocationListenerUp, [], 0)
                 cache.suspend()
                 targets.values.forEach { $0.suspend() }
                 if lostAt == nil {
@@ -70,13 +78,21 @@ package struct RevocationListener: Service {
     }
 
     private func listen(on connection: PostgresConnection, listening: () -> Void) async throws {
-        try await connection.listen(on: PostgresAccountStore.revocationChannel) { [cache, targets] notifications in
+        try await connection.listen(on: PostgresAccountStore.revocationChannel) { [cache, targets, telemetry] notifications in
             // Anything revoked while we were not listening is unknown: start clean, then serve.
             cache.resume()
             targets.values.forEach { $0.resume() }
+            telemetry.set(.revocationListenerUp, [], 1)
             listening()
+            let probes = ProbeClock()
+            let prober = telemetry.isOff ? nil : Task { await probe(probes) }
+            defer { prober?.cancel() }
             try await cancelWhenGracefulShutdown {
                 for try await notification in notifications {
+                    if let sent = probes.heard(notification.payload) {
+                        telemetry.record(.revocationLag, [], ContinuousClock.now - sent)
+                        continue
+                    }
                     switch Invalidation(payload: notification.payload) {
                     case .user(let localID)?: cache.invalidate(user: localID)
                     case .session(let sessionID)?: cache.invalidate(session: sessionID)
@@ -88,6 +104,46 @@ package struct RevocationListener: Service {
                 }
             }
         }
+    }
+}
+
+extension RevocationListener {
+    /// Times the channel from a commit on a pooled connection to this listener hearing it
+    /// (``MetricFamily/revocationLag``): every ``probeInterval`` a `h:<nonce>` notification, which
+    /// other replicas, and versions that do not know the prefix, ignore.
+    private func probe(_ probes: ProbeClock) async {
+        while !Task.isCancelled {
+            let payload = probes.next()
+            _ = try? await database.withConnection { connection in
+                try await connection.query(
+                    "SELECT pg_notify(\(PostgresAccountStore.revocationChannel), \(payload))", logger: logger)
+            }
+            try? await Task.sleep(for: probeInterval)
+        }
+    }
+}
+
+/// The probes in flight: each payload and when it was sent, kept until heard (the latest few).
+final class ProbeClock: Sendable {
+    private let nonce = Hex.encode(SystemRandom().bytes(8))
+    private let sent = Mutex<(sequence: Int, instants: [String: ContinuousClock.Instant])>((0, [:]))
+
+    /// A new probe's payload, sent now.
+    func next() -> String {
+        sent.withLock { state in
+            state.sequence += 1
+            let payload = "h:\(nonce).\(state.sequence)"
+            if state.instants.count > 16 { state.instants.removeAll() }
+            state.instants[payload] = .now
+            return payload
+        }
+    }
+
+    /// When `payload` was sent, if it is one of this listener's probes (nil otherwise); a probe
+    /// of another replica is not an invalidation either: it is dropped by the caller's switch.
+    func heard(_ payload: String) -> ContinuousClock.Instant? {
+        guard payload.hasPrefix("h:") else { return nil }
+        return sent.withLock { $0.instants.removeValue(forKey: payload) }
     }
 }
 

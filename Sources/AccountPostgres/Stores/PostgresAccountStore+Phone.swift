@@ -159,9 +159,10 @@ extension StoreTransaction {
         if let sms {
             try await query(
                 """
-                INSERT INTO sms_outbox (tenant_id, message_id, payload_sealed, kek_id, next_attempt_at, expires_at, created_at)
+                INSERT INTO sms_outbox (tenant_id, message_id, payload_sealed, kek_id, next_attempt_at, expires_at, created_at,
+                    traceparent, tracestate)
                 VALUES (\(tenant), \(sms.messageID), \(Data(sms.sealed)), \(sms.kekID), \(session.createdAt), \(sms.expiresAt),
-                    \(session.createdAt))
+                    \(session.createdAt), \(TraceContext.current?.traceparent), \(TraceContext.current?.state))
                 """)
             try await query("SELECT pg_notify(\(PostgresSMSOutbox.channel), '')")
         }

@@ -110,6 +110,7 @@ extension PostgresAccountStore {
             var revoked: [String] = []
             for try await id in rows.decode(String.self) { revoked.append(id) }
             for id in revoked { try await tx.announce(.session(id)) }
+            tx.count(.sessionsRevoked, [reason.rawValue], by: revoked.count)
             try await tx.audit(
                 .sessionsRevoked, localID: localID,
                 details: ["reason": reason.rawValue, "sessions": revoked.sorted().joined(separator: ",")])
@@ -217,11 +218,15 @@ extension PostgresAccountStore {
     /// happened to it since the read (a stale token stays stale).
     private func revokeReused(_ session: SessionRecord, user: UserRecord, now: Date) async throws {
         try await inTransaction { tx in
-            try await tx.query(
+            let revoked = try await tx.query(
                 """
                 UPDATE sessions SET revoked_at = \(now), revoke_reason = \(RevokeReason.refreshTokenReuse.rawValue)
-                WHERE session_id = \(session.sessionID) AND revoked_at IS NULL
+                WHERE session_id = \(session.sessionID) AND revoked_at IS NULL RETURNING 1
                 """)
+            var count = 0
+            for try await _ in revoked { count += 1 }
+            tx.count(.refreshReuse)
+            tx.count(.sessionsRevoked, [RevokeReason.refreshTokenReuse.rawValue], by: count)
             try await tx.announce(.session(session.sessionID))
             try await tx.audit(
                 .sessionsRevoked, localID: user.localID,
@@ -241,6 +246,7 @@ extension StoreTransaction {
         var applied = false
         let write = try Prepared.SignInWrite(session, user: user, tenant: tenant, now: now, ticket: ticket, mintAt: mintAt)
         for try await _ in try await execute(write) { applied = true }
+        if applied { count(.sessionsCreated, [Telemetry.providerLabel(session.signInProvider)]) }
         return applied ? ticket : nil
     }
 }

@@ -16,7 +16,9 @@ package struct PostgresAccountStore: AccountStore, PostgresBacked {
     package static let revocationChannel = "accountd_revocation"
 
     /// Creates the store over a running database.
-    package init(database: ConnectionPool, logger: Logger, revocations: RevocationCache? = nil, tenant: String = "") {
-        base = PostgresStore(database: database, logger: logger, tenant: tenant, revocations: revocations)
+    package init(
+        database: ConnectionPool, logger: Logger, revocations: RevocationCache? = nil, tenant: String = "", telemetry: Telemetry = .off
+    ) {
+        base = PostgresStore(database: database, logger: logger, tenant: tenant, revocations: revocations, telemetry: telemetry)
     }
 }

@@ -18,8 +18,13 @@ struct PostgresStore: Sendable {
     /// is forgotten here as soon as the call ends, without waiting for the notification's round
     /// trip, so the replica that made a revocation never serves the old state.
     let revocations: RevocationCache?
+    /// Where committed changes are counted (sessions started and revoked, accounts created).
+    let telemetry: Telemetry
 
-    init(database: ConnectionPool, logger: Logger, tenant: String = "", revocations: RevocationCache? = nil) {
+    init(
+        database: ConnectionPool, logger: Logger, tenant: String = "", revocations: RevocationCache? = nil, telemetry: Telemetry = .off
+    ) {
+        self.telemetry = telemetry
         self.database = database
         self.logger = logger
         self.tenant = tenant
@@ -32,9 +37,11 @@ struct PostgresStore: Sendable {
         case session(String)
     }
 
-    /// The revocations the current store call announced.
+    /// The revocations the current store call announced, and the figures it will count once it
+    /// has committed (``StoreTransaction/count(_:_:by:)``).
     final class Announced: Sendable {
         let revoked = Mutex<[Revoked]>([])
+        let counts = Mutex<[(MetricFamily, [String], Int)]>([])
     }
 
     @TaskLocal static var announced: Announced?
@@ -63,7 +70,11 @@ struct PostgresStore: Sendable {
     func translating<T>(_ body: () async throws -> T) async throws -> T {
         let announced = Announced()
         defer { forget(announced) }
-        return try await Self.$announced.withValue(announced) { try await retrying(body) }
+        let result = try await Self.$announced.withValue(announced) { try await retrying(body) }
+        if !telemetry.isOff {
+            for (family, labels, amount) in announced.counts.withLock({ $0 }) { telemetry.count(family, labels, by: amount) }
+        }
+        return result
     }
 
     private func retrying<T>(_ body: () async throws -> T) async throws -> T {
@@ -74,6 +85,8 @@ struct PostgresStore: Sendable {
             } catch {
                 let cause = Self.cause(of: error)
                 if attempt < Self.conflictAttempts, let state = Self.conflictState(cause) {
+                    // The attempt rolled back: what it would have counted did not happen.
+                    Self.announced?.counts.withLock { $0.removeAll() }
                     logger.notice("transaction retried after a conflict", metadata: ["sqlstate": "\(state)", "attempt": "\(attempt)"])
                     attempt += 1
                     continue

@@ -48,6 +48,7 @@ extension StoreTransaction {
             inserted.insert(localID)
         }
         let written = users.filter { inserted.contains($0.localID) }
+        for user in written { count(.signUps, [Telemetry.creationProvider(user)]) }
         let passwords = written.compactMap { user in
             user.password.map { credential in
                 JSONValue.object([

@@ -40,6 +40,13 @@ struct StoreTransaction {
         PostgresStore.announced?.revoked.withLock { $0.append(revoked) }
     }
 
+    /// Counts `amount` in the counter `family` once the store call has committed (nothing when it
+    /// rolls back or runs again after a conflict).
+    func count(_ family: MetricFamily, _ labels: [String] = [], by amount: Int = 1) {
+        guard amount > 0 else { return }
+        PostgresStore.announced?.counts.withLock { $0.append((family, labels, amount)) }
+    }
+
     /// Tells every replica's caches what changed (`pg_notify` on the revocation channel, delivered
     /// when the transaction commits): a provider config or a service account's signers for their
     /// ``NotifiedCache``s; revocations go through ``announce(_:)``, which also clears this replica's.
@@ -122,6 +129,7 @@ struct StoreTransaction {
             """)
         var revoked: [String] = []
         for try await id in rows.decode(String.self) { revoked.append(id) }
+        count(.sessionsRevoked, [reason.rawValue], by: revoked.count)
         try await announce(.user(user.localID))
         try await audit(
             .allSessionsRevoked, localID: user.localID,
@@ -158,6 +166,7 @@ struct StoreTransaction {
             _ = try await execute(
                 Prepared.SessionInsert(session, localID: user.localID, tenant: tenant, now: now, ticket: ticket, mintAt: mintAt))
         }
+        count(.sessionsCreated, [Telemetry.providerLabel(session.signInProvider)])
         return ticket
     }
 }
@@ -183,6 +192,7 @@ extension StoreTransaction {
             WHERE tenant_id = \(tenant) AND local_id = \(localID) AND used_at IS NULL AND kind <> ALL(\(StripPlan.keptCodeKinds.map(\.rawValue)))
             """)
         _ = try await revokeAll(user: user, reason: plan.revokeReason, now: now)
+        count(.takeoverProtection, [Telemetry.takeoverTrigger(plan.revokeReason)])
     }
 
     /// Writes a code (and queues its email). An earlier unspent code of the same kind for the same
