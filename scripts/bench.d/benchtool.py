@@ -1031,6 +1031,22 @@ def check_wrk(path, label):
                  + open(path).read())
 
 
+def observability(work, repeats, lines):
+    """The observability pairs: median rate and p99 with the metrics off, and with metrics and JSON
+    request lines on, for lookup and refresh; each repeat's on/off ratio and their median."""
+    out = []
+    for name in ("lookup", "refresh"):
+        off = [parse_wrk(f"{work}/obs-{name}-off.{r}.txt") for r in range(1, repeats + 1)]
+        on = [parse_wrk(f"{work}/obs-{name}-on.{r}.txt") for r in range(1, repeats + 1)]
+        ratios = [b["reqPerSec"] / a["reqPerSec"] for a, b in zip(off, on) if a["reqPerSec"]]
+        out.append(f"observability {name}: off {median([x['reqPerSec'] for x in off]):,.0f} req/s (p99 "
+                   f"{median([x['p99ms'] for x in off]):.2f} ms), metrics + JSON logs on "
+                   f"{median([x['reqPerSec'] for x in on]):,.0f} req/s (p99 {median([x['p99ms'] for x in on]):.2f} ms); "
+                   f"on/off per repeat {', '.join(f'{x:.3f}' for x in ratios)}, median {median(ratios):.3f}")
+    out.append(f"observability: {lines} JSON log lines written by the metrics-on server")
+    return "\n".join(out)
+
+
 def main():
     args = sys.argv[1:]
     if not args:
@@ -1056,6 +1072,8 @@ def main():
         print(mfa_users_needed(rest[0], int(rest[1]), int(rest[2]), int(rest[3])))
     elif command == "mfa-lines":
         mfa_lines(rest[0], int(rest[1]), int(rest[2]), int(rest[3]), int(rest[4]), rest[5], rest[6])
+    elif command == "observability":  # DIR REPEATS LINES: the metrics-off/on pairs
+        print(observability(rest[0], int(rest[1]), int(rest[2])))
     elif command == "check-wrk":
         check_wrk(rest[0], rest[1])
     elif command == "median-rate":  # median req/s of DIR/NAME.<r>.txt
