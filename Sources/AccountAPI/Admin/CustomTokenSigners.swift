@@ -58,8 +58,10 @@ enum CustomTokenSignersRPC {
             case (.delete, let signerID?):
                 try await service.removeSigner(signerID)
                 return try WireEncoding.response([String: String]())
+            case (_, nil):
+                throw APIError.methodNotAllowed([.get, .post, .options])
             default:
-                throw APIError.notFound
+                throw APIError.methodNotAllowed([.delete, .options])
             }
         }
     }

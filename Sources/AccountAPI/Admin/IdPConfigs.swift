@@ -31,8 +31,10 @@ enum IdPConfigsRPC {
             case (.delete, let id?):
                 try await service.delete(collection, id: id)
                 return WireEncoding.response(json: .object([:]))
+            case (_, nil):
+                throw APIError.methodNotAllowed([.get, .post, .options])
             default:
-                throw APIError.notFound
+                throw APIError.methodNotAllowed([.get, .patch, .delete, .options])
             }
         }
     }
