@@ -72,8 +72,12 @@ struct DatabaseRestartTests {
                     for replica in replicas {
                         do {
                             #expect(try await replica.http.get("/readyz").status == 503)
+                            // The metrics still answer, and say the database is down (issue 35).
+                            let scrape = try await replica.http.admin.get("/metrics")
+                            #expect(scrape.status == 200)
+                            #expect(String(decoding: scrape.body, as: UTF8.self).contains("\naccountd_db_up 0.0\n"))
                         } catch {
-                            Issue.record("readyz during the outage after \(faults): \(error)")
+                            Issue.record("readyz and metrics during the outage after \(faults): \(error)")
                         }
                     }
                     try await cluster.startServer()
@@ -129,6 +133,12 @@ struct DatabaseRestartTests {
             try await database.query("SELECT count(*)::int FROM sessions WHERE revoked_at IS NOT NULL").decode(Int.self).first ?? -1
         }
         #expect(revoked == 0)
+        // The metrics saw it: the database up again, the failed connection attempts counted.
+        for replica in replicas {
+            let exposition = String(decoding: try await replica.http.admin.get("/metrics").body, as: UTF8.self)
+            #expect(exposition.contains("\naccountd_db_up 1.0\n"))
+            #expect(!exposition.contains("\naccountd_db_connect_failures_total 0\n"), "no failed connection counted")
+        }
 
         // Revocation reaches both replicas after the faults: each listens again.
         let alice = try await apis[0].signUp("alice@load.example")

@@ -81,8 +81,13 @@ struct ObservabilityTests {
             let sent = try await api.client("sendVerificationCode", ["phoneNumber": "+15555550177"])
             #expect(sent.status == 200, "\(String(decoding: sent.body, as: UTF8.self))")
             try await waitFor("the mail and the SMS to be delivered") { f.receiver.deliveries.count >= 2 }
-
-            let after = try await Self.scrape(f.http)
+            // A delivery is counted once its row is marked sent, just after the webhook answered.
+            var after = try await Self.scrape(f.http)
+            try await waitFor("both deliveries to be counted") {
+                after = try await Self.scrape(f.http)
+                return after.value("accountd_outbox_sends_total", ["queue": "sms", "outcome": "sent"]) >= 1
+                    && after.value("accountd_outbox_sends_total", ["queue": "mail", "outcome": "sent"]) >= 1
+            }
             // Every family the server always exports, with its type and help.
             let alwaysPresent: [MetricFamily] = [
                 .httpRequests, .httpRequestDuration, .httpInFlight, .httpTimeouts, .signIns, .signUps, .sessionsCreated,

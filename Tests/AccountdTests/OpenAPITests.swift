@@ -213,26 +213,19 @@ struct OpenAPITests {
         }
     }
 
-    @Test("a method a path does not answer is 405 with Allow, in Firebase's shape (schemathesis' finding); unknown paths stay 404")
-    func methodNotAllowed() async throws {
+    @Test("a method a path does not answer is 404 NOT_FOUND, as an unknown path (identity-toolkit.md §1.1, Google's answer)")
+    func wrongMethodIsNotFound() async throws {
         try await withServer(productionConfiguration(), database: try await TestDatabase.createMigrated()) { http in
-            func expect405(_ reply: TestHTTPClient.Reply, allow: String, sourceLocation: SourceLocation = #_sourceLocation) {
-                #expect(reply.status == 405, sourceLocation: sourceLocation)
-                #expect(reply.header("Allow") == allow, sourceLocation: sourceLocation)
+            func expect404(_ reply: TestHTTPClient.Reply, sourceLocation: SourceLocation = #_sourceLocation) {
+                #expect(reply.status == 404, sourceLocation: sourceLocation)
                 let error = reply.json["error"] as? [String: Any]
-                #expect(
-                    error?["code"] as? Int == 405 && error?["message"] as? String == "Method Not Allowed", sourceLocation: sourceLocation)
+                #expect(error?["status"] as? String == "NOT_FOUND", sourceLocation: sourceLocation)
             }
-            expect405(try await http.get("/v1/accounts:signUp?key=\(API.key)"), allow: "POST, OPTIONS")
-            expect405(try await http.send(.TRACE, "/healthz"), allow: "GET, HEAD, OPTIONS")
-            expect405(try await http.get("/v1/token?key=\(API.key)"), allow: "POST, OPTIONS")
-            expect405(try await http.send(.PUT, "/v2/accounts:revokeToken?key=\(API.key)"), allow: "GET, POST, PATCH, DELETE, OPTIONS")
-            expect405(
-                try await http.admin.send(.PUT, "/v1/projects/acme-prod/customTokenSigners", headers: [API.admin]),
-                allow: "GET, POST, OPTIONS")
-            // The methods a refusal documents still answer its refusal; an unknown path is 404.
-            #expect(try await http.get("/v2/accounts:revokeToken?key=\(API.key)").errorMessage?.hasPrefix("OPERATION_NOT_ALLOWED") == true)
-            #expect(try await http.get("/v1/accounts:noSuchMethod?key=\(API.key)").status == 404)
+            expect404(try await http.get("/v1/accounts:signUp?key=\(API.key)"))
+            expect404(try await http.send(.TRACE, "/healthz"))
+            expect404(try await http.get("/v1/token?key=\(API.key)"))
+            expect404(try await http.admin.send(.PUT, "/v1/projects/acme-prod/customTokenSigners", headers: [API.admin]))
+            expect404(try await http.get("/v1/accounts:noSuchMethod?key=\(API.key)"))
         }
     }
 

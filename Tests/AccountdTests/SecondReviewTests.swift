@@ -276,7 +276,7 @@ struct SecondReviewTests {
             pattern: #"\.(?:string|nonEmptyString|strings|bool|int64|objects|value|has)\("([A-Za-z_][A-Za-z0-9_]*)"\)"#)
         var names = Set<String>()
         for case let file as URL in FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)!
-        where file.pathExtension == "swift" {
+        where file.pathExtension == "swift" && !file.path.contains("/OpenAPI/") {  // the document describes, it reads nothing
             let text = try String(contentsOf: file, encoding: .utf8)
             for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
                 names.insert(String(text[Range(match.range(at: 1), in: text)!]))

@@ -58,10 +58,8 @@ enum CustomTokenSignersRPC {
             case (.delete, let signerID?):
                 try await service.removeSigner(signerID)
                 return try WireEncoding.response([String: String]())
-            case (_, nil):
-                throw APIError.methodNotAllowed([.get, .post, .options])
             default:
-                throw APIError.methodNotAllowed([.delete, .options])
+                throw APIError.notFound
             }
         }
     }

@@ -31,10 +31,8 @@ enum IdPConfigsRPC {
             case (.delete, let id?):
                 try await service.delete(collection, id: id)
                 return WireEncoding.response(json: .object([:]))
-            case (_, nil):
-                throw APIError.methodNotAllowed([.get, .post, .options])
             default:
-                throw APIError.methodNotAllowed([.get, .patch, .delete, .options])
+                throw APIError.notFound
             }
         }
     }

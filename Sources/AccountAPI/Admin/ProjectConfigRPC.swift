@@ -18,8 +18,6 @@ enum ProjectConfigRPC {
                 }
                 try checkServerMembers(call.body.fields, mask: mask, settings: settings)
                 return WireEncoding.response(json: wire(try await service.patch(call.body.fields, mask: mask), settings: settings))
-            case (_, nil):
-                throw APIError.methodNotAllowed([.get, .patch, .options])
             default:
                 throw APIError.notFound
             }

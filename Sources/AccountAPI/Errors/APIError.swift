@@ -34,14 +34,6 @@ package struct APIError: Error, Sendable, Equatable {
     /// 404 for a path or method that names no route.
     package static let notFound = APIError(.notFound, message: "Not Found", status: "NOT_FOUND", reason: "notFound")
 
-    /// 405 for a route asked with a method it does not answer; `Allow` lists the ones it does
-    /// (the fuzzer's finding: a known path with another method was answered as if it did not exist).
-    package static func methodNotAllowed(_ allowed: [HTTPRequest.Method]) -> APIError {
-        var error = APIError(.methodNotAllowed, message: "Method Not Allowed", status: "INVALID_ARGUMENT", reason: "methodNotAllowed")
-        error.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
-        return error
-    }
-
     /// 400 for a body that does not parse or has a field of the wrong type.
     package static func invalidJSON(_ detail: String) -> APIError {
         APIError(.badRequest, message: "Invalid JSON payload received. \(detail)", status: "INVALID_ARGUMENT")

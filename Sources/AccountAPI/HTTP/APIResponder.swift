@@ -145,24 +145,16 @@ package struct APIResponder: HTTPResponder {
         }
         switch APIPath(request.uri.path) {
         case .fixed(let path):
-            guard let route = routes.fixed[path] else { throw APIError.notFound }
-            guard route.method == request.method || (route.method == .get && request.method == .head) else {
-                throw APIError.methodNotAllowed(route.method == .get ? [.get, .head, .options] : [route.method, .options])
-            }
+            guard let route = routes.fixed[path], route.method == request.method || (route.method == .get && request.method == .head)
+            else { throw APIError.notFound }
             return try await route.handler(request, context)
         case .rpc(let name, let project, let resource):
-            guard let endpoint = routes.rpcs[name] else { throw APIError.notFound }
-            if endpoint.anyMethod {
-                // A resource collection or a refusal answers the methods of a resource; TRACE,
-                // CONNECT and the like are no method of any route here.
-                guard Self.resourceMethods.contains(request.method) else { throw APIError.methodNotAllowed(Self.resourceMethods) }
-            } else if endpoint.method != request.method {
-                throw APIError.methodNotAllowed([endpoint.method, .options])
+            guard let endpoint = routes.rpcs[name], endpoint.anyMethod || endpoint.method == request.method else {
+                throw APIError.notFound
             }
             return try await runRPC(endpoint, request: request, context: context, project: project, resource: resource, logger: logger)
         case .token:
-            guard listener.servesClients, let endpoint = routes.token else { throw APIError.notFound }
-            guard endpoint.method == request.method else { throw APIError.methodNotAllowed([endpoint.method, .options]) }
+            guard listener.servesClients, let endpoint = routes.token, endpoint.method == request.method else { throw APIError.notFound }
             return try await runToken(endpoint, request: request, context: context, logger: logger)
         case .tenant:
             throw AccountError(.unsupportedTenantOperation)
@@ -249,8 +241,6 @@ package struct APIResponder: HTTPResponder {
     }
 
     private static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
-    /// The methods a route that answers any method answers (``RPCEndpoint/anyMethod``).
-    private static let resourceMethods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options]
     private static let traceparent = HTTPField.Name("traceparent")!
     private static let tracestate = HTTPField.Name("tracestate")!
 

@@ -109,14 +109,7 @@ enum UnsupportedRPC {
         "v3/signOutUser": "signOutUser", "v3/setProjectConfig": "setProjectConfig",
     ]
 
-    /// The methods a refusal answers (a resource's: some of these names are collections); any
-    /// other is 405, as the OpenAPI document lists these four.
-    static let refusedMethods: [HTTPRequest.Method] = [.get, .post, .patch, .delete]
-
     static func endpoint(_ detail: String) -> RPCEndpoint {
-        RPCEndpoint(anyMethod: true) { call in
-            guard refusedMethods.contains(call.method) else { throw APIError.methodNotAllowed(refusedMethods + [.options]) }
-            throw AccountError(.operationNotAllowed, detail)
-        }
+        RPCEndpoint(anyMethod: true) { _ in throw AccountError(.operationNotAllowed, detail) }
     }
 }

@@ -118,16 +118,12 @@ package enum OpenAPISchemas {
     }
 
     /// The refusals of methods Google has and this server does not (``UnsupportedRPC``): every
-    /// method of ``UnsupportedRPC/refusedMethods`` answers `OPERATION_NOT_ALLOWED`.
+    /// method answers `OPERATION_NOT_ALLOWED`; documented as the POST the SDKs send.
     static let unsupported: [String: [OpenAPIOperation]] = {
         var entries: [String: [OpenAPIOperation]] = [:]
         for (name, display) in UnsupportedRPC.methods {
-            let summary = "\(display): not supported by this server; answers OPERATION_NOT_ALLOWED."
-            entries[name] = UnsupportedRPC.refusedMethods.map { method in
-                OpenAPIOperation(
-                    method: method, summary: summary, request: method == .get || method == .delete ? nil : JSONSchema.anyObject,
-                    response: nil)
-            }
+            let summary = "\(display): not supported by this server; every method answers OPERATION_NOT_ALLOWED."
+            entries[name] = [OpenAPIOperation(method: .post, summary: summary, request: JSONSchema.anyObject, response: nil)]
         }
         return entries
     }()
