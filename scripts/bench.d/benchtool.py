@@ -1031,19 +1031,30 @@ def check_wrk(path, label):
                  + open(path).read())
 
 
-def observability(work, repeats, lines):
-    """The observability pairs: median rate and p99 with the metrics off, and with metrics and JSON
-    request lines on, for lookup and refresh; each repeat's on/off ratio and their median."""
+def observability(work, repeats):
+    """The observability triples: median rate and p99 of lookup and refresh with metrics off,
+    metrics on, and metrics on with JSON lines (all writing their request lines at info); each
+    repeat's ratio to the metrics-off server and the median of those ratios."""
     out = []
     for name in ("lookup", "refresh"):
-        off = [parse_wrk(f"{work}/obs-{name}-off.{r}.txt") for r in range(1, repeats + 1)]
-        on = [parse_wrk(f"{work}/obs-{name}-on.{r}.txt") for r in range(1, repeats + 1)]
-        ratios = [b["reqPerSec"] / a["reqPerSec"] for a, b in zip(off, on) if a["reqPerSec"]]
-        out.append(f"observability {name}: off {median([x['reqPerSec'] for x in off]):,.0f} req/s (p99 "
-                   f"{median([x['p99ms'] for x in off]):.2f} ms), metrics + JSON logs on "
-                   f"{median([x['reqPerSec'] for x in on]):,.0f} req/s (p99 {median([x['p99ms'] for x in on]):.2f} ms); "
-                   f"on/off per repeat {', '.join(f'{x:.3f}' for x in ratios)}, median {median(ratios):.3f}")
-    out.append(f"observability: {lines} JSON log lines written by the metrics-on server")
+        runs = {v: [parse_wrk(f"{work}/obs-{name}-{v}.{r}.txt") for r in range(1, repeats + 1)] for v in ("off", "metrics", "json")}
+        cpu = {v: [server_cpu_us(f"{work}/obs-{name}-{v}.{r}.proc", x["requests"]) for r, x in enumerate(runs[v], 1)]
+               for v in runs}
+
+        def cpu_text(v):
+            known = [c for c in cpu[v] if c is not None]
+            return f", server CPU {median(known):.0f} µs/request" if known else ""
+        line = f"observability {name}: off {median([x['reqPerSec'] for x in runs['off']]):,.0f} req/s " \
+               f"(p99 {median([x['p99ms'] for x in runs['off']]):.2f} ms{cpu_text('off')})"
+        for v, label in (("metrics", "metrics on"), ("json", "metrics on + JSON lines")):
+            ratios = [b["reqPerSec"] / a["reqPerSec"] for a, b in zip(runs["off"], runs[v]) if a["reqPerSec"]]
+            line += f"; {label} {median([x['reqPerSec'] for x in runs[v]]):,.0f} req/s " \
+                    f"(p99 {median([x['p99ms'] for x in runs[v]]):.2f} ms{cpu_text(v)}), /off per repeat " \
+                    f"{', '.join(f'{x:.3f}' for x in ratios)}, median {median(ratios):.3f}"
+        out.append(line)
+    for v in ("off", "metrics", "json"):
+        path = f"{work}/accountd-obs-{v}.log"
+        out.append(f"observability: the {v} server wrote {sum(1 for _ in open(path))} log lines")
     return "\n".join(out)
 
 
@@ -1072,8 +1083,8 @@ def main():
         print(mfa_users_needed(rest[0], int(rest[1]), int(rest[2]), int(rest[3])))
     elif command == "mfa-lines":
         mfa_lines(rest[0], int(rest[1]), int(rest[2]), int(rest[3]), int(rest[4]), rest[5], rest[6])
-    elif command == "observability":  # DIR REPEATS LINES: the metrics-off/on pairs
-        print(observability(rest[0], int(rest[1]), int(rest[2])))
+    elif command == "observability":  # DIR REPEATS: the metrics off / on / on + JSON triples
+        print(observability(rest[0], int(rest[1])))
     elif command == "check-wrk":
         check_wrk(rest[0], rest[1])
     elif command == "median-rate":  # median req/s of DIR/NAME.<r>.txt
