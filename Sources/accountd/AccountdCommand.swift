@@ -127,7 +127,9 @@ struct Serve: AsyncParsableCommand {
                 // The local cluster is ours: migrate it without being asked.
                 var configuration = configuration
                 if configuration.database.url == nil { configuration.database.migrateOnStart = true }
-                let app = try await buildApplication(configuration, databaseURL: url, logger: logger)
+                let traces = try TraceExport.bootstrap(environment: ProcessInfo.processInfo.environment, logger: logger)
+                let app = try await buildApplication(
+                    configuration, databaseURL: url, logger: logger, extraServices: traces.map { [$0] } ?? [])
                 try await app.runService()
             }
         } catch let error as MigrationError {

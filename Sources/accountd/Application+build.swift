@@ -26,7 +26,8 @@ func buildApplication(
     clock: any WallClock = SystemClock(),
     onAdminListening: @escaping @Sendable (Int) async -> Void = { _ in },
     onStartupFailure: @escaping @Sendable (any Error) async -> Void = { _ in },
-    onRoutes: @Sendable (APIRoutes) -> Void = { _ in }
+    onRoutes: @Sendable (APIRoutes) -> Void = { _ in },
+    extraServices: [any Service] = []
 ) async throws -> some ApplicationProtocol {
     let metrics = configuration.metricsEnabled ? MetricsEndpoint() : nil
     let telemetry = metrics?.telemetry ?? .off
@@ -42,7 +43,8 @@ func buildApplication(
     let gate = StartupGate()
     // One count of refused admin tokens for both listeners (a demo project serves admins on both).
     let tokenGuard = AdminTokenGuard(limiter: parts.limiter)
-    var services = try parts.backgroundServices(configuration, gate: gate)
+    // The trace exporter first: it starts before and stops after everything that makes spans.
+    var services = extraServices + (try parts.backgroundServices(configuration, gate: gate))
     // The admin listener runs as one of the public application's services: it opens with the
     // startup gate (the schema current, a signing key in place), as the public server does, and
     // stops with the application.

@@ -3,6 +3,9 @@ import AccountCore
 import AccountPostgres
 import AccountTesting
 import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Synchronization
 import Testing
 
 @testable import accountd
@@ -70,6 +73,8 @@ struct ObservabilityTests {
             let signedIn = try await api.signIn("metrics-alice@example.com")
             #expect(try await api.refresh(signedIn.refreshToken).status == 200)
             #expect(try await api.client("lookup", ["idToken": signedIn.idToken]).status == 200)
+            // A path no route has: counted as `unmatched`, never by its raw path.
+            #expect(try await f.http.get("/v1/accounts:noSuchRoute-\(alice.localID)?key=\(API.key)").status == 404)
             #expect(try await api.admin("lookup", ["localId": [alice.localID]]).status == 200)
             // A session revoked by the admin, the mail outbox and a limiter refusal (the spacing of
             // mail to one address), and an SMS through the webhook.
@@ -118,6 +123,7 @@ struct ObservabilityTests {
             moved("accountd_http_requests_total", ["rpc": "token", "status": "200"])
             moved("accountd_http_requests_total", ["listener": "admin", "rpc": "lookup", "status": "200"])
             moved("accountd_http_request_duration_seconds_count", ["rpc": "lookup"], by: 2)
+            moved("accountd_http_requests_total", ["rpc": "unmatched", "status": "404", "code": "NOT_FOUND"])
             moved("accountd_sign_ins_total", ["provider": "password", "outcome": "success"])
             moved("accountd_sign_ins_total", ["provider": "password", "outcome": "INVALID_PASSWORD"])
             moved("accountd_sign_ups_total", ["provider": "password"])
@@ -215,6 +221,44 @@ struct ObservabilityTests {
         #expect((request["span_id"] as? String)?.count == 16)
         // Nothing secret: the password never appears.
         #expect(!lines.contains { $0.contains("secret-pass") })
+    }
+
+    @Test("OTEL_EXPORTER_OTLP_ENDPOINT: the spans of a traced request reach an OTLP/HTTP collector, in the caller's trace")
+    func otlpExport() async throws {
+        let received = Mutex<[[UInt8]]>([])
+        let router = Router()
+        router.post("v1/traces") { request, _ -> HTTPResponse.Status in
+            let body = try await request.body.collect(upTo: 4 << 20)
+            received.withLock { $0.append(Array(buffer: body)) }
+            return .ok
+        }
+        let collector = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await collector.test(.live) { client in
+            let endpoint = "http://127.0.0.1:\(try #require(client.port))"
+            let server = try await RunningServer(
+                database: try await TestDatabase.createMigrated(),
+                environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_BSP_SCHEDULE_DELAY": "100"])
+            let trace = "5ce0e9a56015fec5aadfa328ae398115"
+            let reply = try await server.http.post(
+                "/v1/accounts:signUp?key=\(RunningServer.apiKey)", ["email": "otlp@example.com", "password": "secret-pass"],
+                headers: [("traceparent", "00-\(trace)-ab42124a3c573678-01")])
+            #expect(reply.status == 200)
+            // The OTLP body is protobuf: the trace id travels as its 16 raw bytes.
+            var traceBytes: [UInt8] = []
+            var index = trace.startIndex
+            while index < trace.endIndex {
+                let next = trace.index(index, offsetBy: 2)
+                traceBytes.append(UInt8(trace[index..<next], radix: 16)!)
+                index = next
+            }
+            try await waitFor("a span of the request's trace at the collector") {
+                received.withLock { bodies in bodies.contains { $0.firstRange(of: traceBytes) != nil } }
+            }
+            let joined = received.withLock { $0.joined() }
+            #expect(joined.firstRange(of: Array("signUp".utf8)) != nil, "the RPC's span is named after it")
+            #expect(joined.firstRange(of: Array("db.transaction".utf8)) != nil, "a transaction's span")
+            try await server.stop()
+        }
     }
 
     @Test("accountctl status: ready, version, database and pool figures; exit 69 when nothing listens")

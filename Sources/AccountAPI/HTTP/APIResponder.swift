@@ -73,11 +73,11 @@ package struct APIResponder: HTTPResponder {
                 }
             }
         } catch let error as APIError {
-            code = Telemetry.errorCode(error.message)
+            code = Self.metricCode(error)
             response = WireEncoding.response(for: error)
         } catch let error as AccountError {
             let wire = APIError(error)
-            code = Telemetry.errorCode(wire.message)
+            code = Self.metricCode(wire)
             response = WireEncoding.response(for: wire)
         } catch let required as SecondFactorRequired {
             // A challenged first factor (mfa-phone-tenants.md §B.3): 200, no tokens.
@@ -85,12 +85,12 @@ package struct APIResponder: HTTPResponder {
             response = WireEncoding.response(json: .object(MFAWire.pendingFields(required)))
         } catch let error as HTTPError where error.status == .contentTooLarge {
             let wire = APIError.payloadTooLarge(limit: 1 << 20)
-            code = Telemetry.errorCode(wire.message)
+            code = Self.metricCode(wire)
             response = WireEncoding.response(for: wire)
         } catch {
             logger.error("unhandled error", metadata: ["error": "\(String(reflecting: error))"])
             let wire = APIError.internalError(requestID: requestID)
-            code = Telemetry.errorCode(wire.message)
+            code = Self.metricCode(wire)
             response = WireEncoding.response(for: wire)
         }
         response.headers[.init("X-Request-Id")!] = requestID
@@ -118,6 +118,14 @@ package struct APIResponder: HTTPResponder {
             ]
         )
         return response
+    }
+
+    /// An error's code as a metric label: the message's code (`EMAIL_EXISTS`), else the transport
+    /// status (`NOT_FOUND` for "Not Found"), else `OTHER`.
+    private static func metricCode(_ error: APIError) -> String {
+        let code = Telemetry.errorCode(error.message)
+        guard code == "OTHER", let status = error.status else { return code }
+        return Telemetry.errorCode(status)
     }
 
     /// The sign-in RPCs and the provider each signs in with (``MetricFamily/signIns``).
