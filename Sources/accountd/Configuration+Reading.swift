@@ -435,14 +435,7 @@ extension Configuration {
 
     static func decodeKey(_ raw: String) -> [UInt8]? {
         let text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        if text.count == 64, text.allSatisfy(\.isHexDigit) {
-            var bytes: [UInt8] = []
-            var index = text.startIndex
-            while index < text.endIndex {
-                let next = text.index(index, offsetBy: 2)
-                bytes.append(UInt8(text[index..<next], radix: 16)!)
-                index = next
-            }
+        if text.count == 64, let bytes = Hex.decode(text) {
             return bytes
         }
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")

@@ -244,13 +244,7 @@ struct ObservabilityTests {
                 headers: [("traceparent", "00-\(trace)-ab42124a3c573678-01")])
             #expect(reply.status == 200)
             // The OTLP body is protobuf: the trace id travels as its 16 raw bytes.
-            var traceBytes: [UInt8] = []
-            var index = trace.startIndex
-            while index < trace.endIndex {
-                let next = trace.index(index, offsetBy: 2)
-                traceBytes.append(UInt8(trace[index..<next], radix: 16)!)
-                index = next
-            }
+            let traceBytes = try #require(Hex.decode(trace))
             try await waitFor("a span of the request's trace at the collector") {
                 received.withLock { bodies in bodies.contains { $0.firstRange(of: traceBytes) != nil } }
             }
