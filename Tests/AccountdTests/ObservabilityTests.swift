@@ -186,6 +186,32 @@ struct ObservabilityTests {
         }
     }
 
+    @Test("traceparent: carried into the identity provider's key fetch of a traced sign-in")
+    func traceContextReachesIdentityProvider() async throws {
+        let clock = ManualClock()
+        try await TestIssuer.with { issuer in
+            try await withServer(FederationTests.configuration(), database: try await TestDatabase.createMigrated(), clock: clock) { http in
+                try await FederationTests.configure(http, issuer, "google.com", clientID: "web-client")
+                let before = issuer.traceparents.count
+                let token = try issuer.token(
+                    sub: "traced", audience: "web-client", issuer: "https://accounts.google.com", email: "traced@gmail.com",
+                    emailVerified: true, issuedAt: clock.now())
+                let trace = "a3ce929d0e0e47364bf92f3577b34da6"
+                let reply = try await http.post(
+                    "/v1/accounts:signInWithIdp?key=\(API.key)",
+                    ["requestUri": "http://localhost", "postBody": "providerId=google.com&id_token=\(token)", "returnSecureToken": true],
+                    headers: [("traceparent", "00-\(trace)-00f067aa0ba902b7-01")])
+                #expect(reply.status == 200, "\(String(decoding: reply.body, as: UTF8.self))")
+                let fetched = issuer.traceparents.dropFirst(before)
+                #expect(!fetched.isEmpty, "the sign-in fetched no keys")
+                for traceparent in fetched {
+                    let parts = traceparent.split(separator: "-")
+                    #expect(parts.count == 4 && parts[1] == trace && parts[2] != "00f067aa0ba902b7", "fetched with \(traceparent)")
+                }
+            }
+        }
+    }
+
     @Test("ACCOUNTD_LOG_FORMAT=json: every line of a run is one JSON object with the stable keys")
     func jsonLogs() async throws {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("accountd-json-\(UUID().uuidString).log").path

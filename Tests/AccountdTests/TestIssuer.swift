@@ -34,6 +34,8 @@ final class TestIssuer: Sendable {
     /// Makes the discovery document answer `status` (0: normally).
     func forceDiscoveryStatus(_ status: Int) { shared.discovery.withLock { $0.status = status } }
     var rsaKeyID: String { shared.state.withLock { $0.rsaKeyID } }
+    /// The `traceparent` of each discovery and key request ("" when it had none).
+    var traceparents: [String] { shared.traceparents.withLock { $0 } }
 
     private init(port: Int, shared: Shared, certificatePEM: String?) {
         self.port = port
@@ -56,6 +58,8 @@ final class TestIssuer: Sendable {
         let tokenStatus = Mutex(0)
         /// The last form the token endpoint received.
         let lastTokenForm = Mutex([String: String]())
+        /// The `traceparent` of each discovery and key request.
+        let traceparents = Mutex([String]())
 
         /// State around `rsa`, a key generated off the cooperative pool (``TestIssuer/rsaKey()``).
         init(rsa: _RSA.Signing.PrivateKey) { self.rsa = rsa }
@@ -74,7 +78,8 @@ final class TestIssuer: Sendable {
         let shared = Shared(rsa: try await rsaKey())
         let scheme = tls ? "https" : "http"
         let router = Router()
-        router.get("/.well-known/openid-configuration") { _, _ -> Response in
+        router.get("/.well-known/openid-configuration") { request, _ -> Response in
+            shared.traceparents.withLock { $0.append(request.headers[.init("traceparent")!] ?? "") }
             let forced = shared.discovery.withLock { discovery in
                 discovery.fetches += 1
                 return discovery.status
@@ -86,7 +91,8 @@ final class TestIssuer: Sendable {
                 "token_endpoint": base + "/token",
             ])
         }
-        router.get("/jwks") { _, _ -> Response in
+        router.get("/jwks") { request, _ -> Response in
+            shared.traceparents.withLock { $0.append(request.headers[.init("traceparent")!] ?? "") }
             let (kid, maxAge) = shared.state.withLock { state in
                 state.fetches += 1
                 return (state.rsaKeyID, state.maxAge)
