@@ -40,6 +40,8 @@ struct Components: Sendable {
     let phone: PhoneSignInService
     let mfa: MFAService
     let hasher: Argon2idHasher
+    /// The read replica's pool (``Configuration/DatabaseSettings/readURL``), opened on demand.
+    let replica: ConnectionPool?
     /// Where every part reports its figures (``MetricsEndpoint``).
     let telemetry: Telemetry
 
@@ -107,8 +109,16 @@ struct Components: Sendable {
                 Array(HMAC<SHA256>.authenticationCode(for: Array(message.utf8), using: flowKey))
             },
             insecureTestMode: configuration.federation.acceptUnverifiedIdPTokens)
+        // The replica's pool opens nothing until a listing asks (a replica down at start delays no
+        // one) and reports no figures: its gauges would be taken for the primary's.
+        replica = try configuration.database.readURL.map { url in
+            var pool = configuration.database.pool
+            pool.minimumConnections = 0
+            return try ConnectionPool(url: url, pool: pool, logger: logger)
+        }
         admin = AdminService(
-            accounts: accounts, environment: environment, store: store, users: store, keys: keyRing, signer: keyRing, hasher: hasher)
+            accounts: accounts, environment: environment, store: store, users: store, keys: keyRing, signer: keyRing, hasher: hasher,
+            listings: replica.map { PostgresAccountStore(database: $0, logger: logger) })
         phone = PhoneSignInService(
             accounts: accounts, environment: environment, store: store, users: store, configs: projectConfigs,
             secrets: phoneSecrets, sealer: sealer,
@@ -175,6 +185,7 @@ struct Components: Sendable {
                 inner: ExpiredRowSweeper(
                     database: postgres, logger: logger, failureReset: configuration.abuseLimits.lockout.resetSeconds)),
         ]
+        if let replica { services.append(replica) }
         if configuration.email.delivers {
             // After the client, so it stops first on shutdown; after the migration, so its table exists.
             let transport = try MailConfiguration.makeTransport(from: configuration.email.transportEnvironment, logger: logger)

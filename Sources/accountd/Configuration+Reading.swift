@@ -234,6 +234,9 @@ extension Configuration.DatabaseSettings {
         if let raw = input.databaseURL {
             do { url = try DatabaseURL(raw) } catch { reader.problems.append("\(error)") }
         }
+        if let raw = reader.text("ACCOUNTD_DATABASE_READ_URL") {
+            do { readURL = try DatabaseURL(raw) } catch { reader.problems.append("ACCOUNTD_DATABASE_READ_URL: \(error)") }
+        }
         migrationsDirectory = input.migrationsDirectory ?? "migrations"
         dataDirectory = input.dataDirectory ?? ".accountd"
         migrateOnStart = input.migrate

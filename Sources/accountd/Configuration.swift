@@ -73,6 +73,9 @@ struct Configuration: Sendable {
     struct DatabaseSettings: Sendable {
         /// The database (`DATABASE_URL`); `nil` runs a private local cluster under ``dataDirectory``.
         var url: DatabaseURL?
+        /// A read replica for the admin listings that tolerate its lag (`ACCOUNTD_DATABASE_READ_URL`):
+        /// `batchGet`, `downloadAccount`, `query`. Nil: they read the primary.
+        var readURL: DatabaseURL?
         /// The connection pool (`ACCOUNTD_DB_MAX_CONNECTIONS`, `ACCOUNTD_DB_MIN_CONNECTIONS`,
         /// `ACCOUNTD_DB_KEEPALIVE_SECONDS`, `ACCOUNTD_DB_LOCK_TIMEOUT_SECONDS`,
         /// `ACCOUNTD_DB_STATEMENT_TIMEOUT_SECONDS`); its `waitSeconds` is the request deadline

@@ -12,12 +12,17 @@ package struct AdminService: Sendable {
     package let signer: any TokenSigner
     /// Hashes imported plain passwords and checks imported hashes.
     package let hasher: any PasswordHasher
+    /// Where listings that tolerate a replica's lag read (`batchGet`, `downloadAccount`, `query`):
+    /// a read replica when one is configured, else ``store``. Nothing that decides a sign-in, a
+    /// revocation or a code reads there.
+    package let listings: any AdminStore
 
     /// Wires the service.
     package init(
         accounts: AccountService, environment: ServiceEnvironment, store: any AdminStore, users: any AccountStore,
-        keys: any KeyAdministration, signer: any TokenSigner, hasher: any PasswordHasher
+        keys: any KeyAdministration, signer: any TokenSigner, hasher: any PasswordHasher, listings: (any AdminStore)? = nil
     ) {
+        self.listings = listings ?? store
         self.accounts = accounts
         self.environment = environment
         self.store = store
@@ -29,7 +34,7 @@ package struct AdminService: Sendable {
 
     /// `accounts:query`: the users matching `query` and how many match in all.
     package func query(_ query: UserQuery) async throws -> (count: Int, users: [UserRecord]) {
-        try await store.query(query)
+        try await listings.query(query)
     }
 
     /// The audit trail, newest first, of one user or of everyone.
@@ -39,7 +44,7 @@ package struct AdminService: Sendable {
 
     /// `downloadAccount`'s page: up to `limit` users after `after`, in local-id order.
     package func usersPage(after: String?, limit: Int) async throws -> [UserRecord] {
-        try await store.usersPage(after: after, limit: limit)
+        try await listings.usersPage(after: after, limit: limit)
     }
 
     /// The owner of a session, whatever its state; nil when there is no such session.
