@@ -42,7 +42,12 @@ package final class ConnectionPool: Sendable {
     /// The longest pause between connection attempts while the database is unreachable.
     package static let maximumBackoff = Duration.seconds(1)
 
-    private let configuration: PostgresConnection.Configuration
+    /// One configuration per server of the URL, in the order they are tried.
+    private let configurations: [PostgresConnection.Configuration]
+    /// Whether only a server whose sessions may write will do (`target_session_attrs=read-write`).
+    private let requireWritable: Bool
+    /// The server the last connection went to: the next attempt starts there.
+    private let preferred = Mutex(0)
     private let logger: Logger
     private let eventLoopGroup: any EventLoopGroup
     private let state = Mutex(State())
@@ -68,7 +73,8 @@ package final class ConnectionPool: Sendable {
         deadlineMisses = Counter(
             label: MetricFamily.httpTimeouts.rawValue, dimensions: [("kind", "request_deadline")], factory: telemetry.factory)
         statementTimers = telemetry.isOff ? nil : StatementTimers(telemetry: telemetry)
-        self.configuration = try url.connectionConfiguration(pool: pool)
+        self.configurations = try url.connectionConfigurations(pool: pool)
+        self.requireWritable = url.targetSessionAttrs == .readWrite
         self.pool = pool
         self.logger = logger
         self.eventLoopGroup = eventLoopGroup
@@ -173,8 +179,45 @@ package final class ConnectionPool: Sendable {
     /// A connection of its own, outside the pool, for a session that lives as long as its user
     /// (`LISTEN`). The caller closes it.
     package func connectDedicated(logger: Logger) async throws -> PostgresConnection {
-        try await PostgresConnection.connect(
-            on: eventLoopGroup.any(), configuration: configuration, id: nextConnectionID(), logger: logger)
+        try await connect(id: nextConnectionID(), logger: logger)
+    }
+
+    /// A connection to the first server that answers, starting with the one the last connection
+    /// went to; with ``requireWritable``, one whose sessions may write (a standby, or a demoted
+    /// primary, is closed and the next server tried): after a failover the pool finds the new
+    /// primary on its own.
+    private func connect(id: Int, logger: Logger) async throws -> PostgresConnection {
+        let start = preferred.withLock { $0 }
+        var failure: (any Error)?
+        for offset in 0..<configurations.count {
+            let index = (start + offset) % configurations.count
+            do {
+                let connection = try await PostgresConnection.connect(
+                    on: eventLoopGroup.any(), configuration: configurations[index], id: id, logger: logger)
+                if requireWritable {
+                    var readOnly = true
+                    do {
+                        for try await value in try await connection.query("SHOW transaction_read_only", logger: logger).decode(String.self)
+                        {
+                            readOnly = value != "off"
+                        }
+                    } catch {
+                        try? await connection.close()
+                        throw error
+                    }
+                    if readOnly {
+                        try? await connection.close()
+                        failure = Unavailable(description: "The database is read-only (a failover may be under way), retry shortly.")
+                        continue
+                    }
+                }
+                if index != start { preferred.withLock { $0 = index } }
+                return connection
+            } catch {
+                failure = error
+            }
+        }
+        throw failure ?? Unavailable(description: "The database is unreachable, retry shortly.")
     }
 
     /// Whether the pool knows the database to be unreachable: its latest connection attempt failed
@@ -294,7 +337,9 @@ package final class ConnectionPool: Sendable {
         }
         // An error PostgreSQL reported ends its statement cleanly; any other driver error (a
         // closed channel, a protocol failure) leaves the session unknown.
-        if let psql = error as? PSQLError { return psql.serverInfo?[.sqlState] == nil }
+        // A write refused as read-only (`25006`): the server was demoted under the connection,
+        // which must go so that the next one finds the new primary.
+        if let psql = error as? PSQLError { return psql.serverInfo?[.sqlState] == nil || psql.serverInfo?[.sqlState] == "25006" }
         return false
     }
 
@@ -317,8 +362,7 @@ package final class ConnectionPool: Sendable {
     private func open() async {
         let id = nextConnectionID()
         do {
-            let connection = try await PostgresConnection.connect(
-                on: eventLoopGroup.any(), configuration: configuration, id: id, logger: logger)
+            let connection = try await connect(id: id, logger: logger)
             let effects = state.withLock { state -> Effects in
                 state.connecting -= 1
                 if state.closed { return Effects(close: [connection]) }

@@ -126,6 +126,9 @@ struct PostgresStore: Sendable {
             return AccountError(.unavailable, "The database is unreachable, retry shortly.")
         }
         switch state {
+        case "25006":
+            // A write reached a server that is read-only now: a primary demoted by a failover.
+            return AccountError(.unavailable, "The database is read-only (a failover may be under way), retry shortly.")
         case "23505":
             switch psql.serverInfo?[.constraintName] {
             case "users_email_key": return AccountError(.emailExists)
