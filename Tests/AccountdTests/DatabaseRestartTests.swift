@@ -133,12 +133,16 @@ struct DatabaseRestartTests {
             try await database.query("SELECT count(*)::int FROM sessions WHERE revoked_at IS NOT NULL").decode(Int.self).first ?? -1
         }
         #expect(revoked == 0)
-        // The metrics saw it: the database up again, the failed connection attempts counted.
+        // The metrics saw it: the database up again, the failed connection attempts counted, and
+        // (on one replica or the other) leases that met their deadline during an outage.
+        var deadlineMisses = 0.0
         for replica in replicas {
             let exposition = String(decoding: try await replica.http.admin.get("/metrics").body, as: UTF8.self)
             #expect(exposition.contains("\naccountd_db_up 1.0\n"))
             #expect(!exposition.contains("\naccountd_db_connect_failures_total 0\n"), "no failed connection counted")
+            deadlineMisses += ObservabilityTests.Exposition(exposition).value("accountd_http_timeouts_total", ["kind": "request_deadline"])
         }
+        #expect(deadlineMisses > 0, "no request_deadline 503 counted through the outages")
 
         // Revocation reaches both replicas after the faults: each listens again.
         let alice = try await apis[0].signUp("alice@load.example")

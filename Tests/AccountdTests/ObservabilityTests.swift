@@ -86,6 +86,11 @@ struct ObservabilityTests {
             let sent = try await api.client("sendVerificationCode", ["phoneNumber": "+15555550177"])
             #expect(sent.status == 200, "\(String(decoding: sent.body, as: UTF8.self))")
             try await waitFor("the mail and the SMS to be delivered") { f.receiver.deliveries.count >= 2 }
+            // The reset link of an unverified address: the takeover rule applies.
+            let link = try #require(f.receiver.deliveries.compactMap { $0.json["link"] as? String }.first)
+            let oobCode = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "oobCode" }?.value)
+            let resetDone = try await api.client("resetPassword", ["oobCode": oobCode, "newPassword": "another-secret-pass"])
+            #expect(resetDone.status == 200, "\(String(decoding: resetDone.body, as: UTF8.self))")
             // A delivery is counted once its row is marked sent, just after the webhook answered.
             var after = try await Self.scrape(f.http)
             try await waitFor("both deliveries to be counted") {
@@ -93,6 +98,13 @@ struct ObservabilityTests {
                 return after.value("accountd_outbox_sends_total", ["queue": "sms", "outcome": "sent"]) >= 1
                     && after.value("accountd_outbox_sends_total", ["queue": "mail", "outcome": "sent"]) >= 1
             }
+            // Last, as it moves the clock past the outboxes' due times: a rotated-away refresh token
+            // presented again past the grace period is reuse, and its session is revoked.
+            let bob = try await api.signUp("metrics-bob@example.com")
+            #expect(try await api.refresh(bob.refreshToken).status == 200)
+            f.clock.advance(120)
+            #expect(try await api.refresh(bob.refreshToken).status == 400)
+            after = try await Self.scrape(f.http)
             // Every family the server always exports, with its type and help.
             let alwaysPresent: [MetricFamily] = [
                 .httpRequests, .httpRequestDuration, .httpInFlight, .httpTimeouts, .signIns, .signUps, .sessionsCreated,
@@ -130,6 +142,9 @@ struct ObservabilityTests {
             moved("accountd_sessions_created_total", ["provider": "password"], by: 2)
             moved("accountd_sessions_revoked_total", ["reason": "ALL_SESSIONS_REVOKED"], by: 2)
             moved("accountd_limit_refusals_total", ["bucket": "mail_per_address_spacing"])
+            moved("accountd_refresh_token_reuse_total")
+            moved("accountd_sessions_revoked_total", ["reason": "REFRESH_TOKEN_REUSE"])
+            moved("accountd_takeover_protection_total", ["trigger": "password_reset"])
             moved("accountd_outbox_sends_total", ["queue": "mail", "transport": "webhook", "outcome": "sent"])
             moved("accountd_outbox_sends_total", ["queue": "sms", "transport": "webhook", "outcome": "sent"])
             moved("accountd_outbox_attempts_total", ["queue": "sms"])
@@ -202,6 +217,9 @@ struct ObservabilityTests {
                     ["requestUri": "http://localhost", "postBody": "providerId=google.com&id_token=\(token)", "returnSecureToken": true],
                     headers: [("traceparent", "00-\(trace)-00f067aa0ba902b7-01")])
                 #expect(reply.status == 200, "\(String(decoding: reply.body, as: UTF8.self))")
+                // The fetch was counted by its outcome too.
+                let metrics = try await Self.scrape(http)
+                #expect(metrics.value("accountd_idp_key_fetches_total", ["outcome": "ok"]) >= 1)
                 let fetched = issuer.traceparents.dropFirst(before)
                 #expect(!fetched.isEmpty, "the sign-in fetched no keys")
                 for traceparent in fetched {

@@ -45,7 +45,9 @@ package struct APIResponder: HTTPResponder {
         let requestID = Self.requestID(from: request)
         var logger = context.logger
         logger[metadataKey: "request_id"] = .string(requestID)
-        let rpc = routeName(request)
+        // Parsed once: the route's name labels the metrics and the log, and dispatch serves it.
+        let path = APIPath(request.uri.path)
+        let rpc = routeName(path, method: request.method)
         logger[metadataKey: "rpc"] = .string(rpc)
         inFlight.increment()
         defer { inFlight.decrement() }
@@ -68,7 +70,7 @@ package struct APIResponder: HTTPResponder {
             response = try await TraceContext.$current.withValue(trace) {
                 try await withSpan(rpc, context: instrumentation, ofKind: .server) { [logger] _ in
                     try await RequestScope.$current.withValue(scope) {
-                        try await dispatch(request, context: context, logger: logger)
+                        try await dispatch(request, path: path, context: context, logger: logger)
                     }
                 }
             }
@@ -136,9 +138,9 @@ package struct APIResponder: HTTPResponder {
 
     /// The request's route as a metric label and a log field: a registered RPC's name, a fixed
     /// route's path, `token`; `unmatched` for anything else (a label never holds a raw path).
-    private func routeName(_ request: Request) -> String {
-        if request.method == .options { return "preflight" }
-        switch APIPath(request.uri.path) {
+    private func routeName(_ path: APIPath, method: HTTPRequest.Method) -> String {
+        if method == .options { return "preflight" }
+        switch path {
         case .fixed(let path): return routes.fixed[path] == nil ? "unmatched" : path
         case .rpc(let name, _, _): return routes.rpcs[name] == nil ? "unmatched" : name
         case .token: return "token"
@@ -147,11 +149,11 @@ package struct APIResponder: HTTPResponder {
         }
     }
 
-    private func dispatch(_ request: Request, context: AccountRequestContext, logger: Logger) async throws -> Response {
+    private func dispatch(_ request: Request, path: APIPath, context: AccountRequestContext, logger: Logger) async throws -> Response {
         if request.method == .options {
             return Self.preflight(request)
         }
-        switch APIPath(request.uri.path) {
+        switch path {
         case .fixed(let path):
             guard let route = routes.fixed[path], route.method == request.method || (route.method == .get && request.method == .head)
             else { throw APIError.notFound }

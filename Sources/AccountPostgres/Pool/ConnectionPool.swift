@@ -344,17 +344,24 @@ package final class ConnectionPool: Sendable {
     }
 
     private func expire(_ waiterID: Int) {
-        deadlineMisses.increment()
-        fail(waiter: waiterID, with: Unavailable(description: "The database did not answer in time, retry shortly."))
+        // Counted only when the waiter was still waiting: a timer that fires just after a
+        // connection was handed over misses no deadline.
+        if fail(waiter: waiterID, with: Unavailable(description: "The database did not answer in time, retry shortly.")) {
+            deadlineMisses.increment()
+        }
     }
 
-    private func fail(waiter waiterID: Int, with error: any Error) {
-        let effects = state.withLock { state -> Effects in
-            guard let index = state.waiters.firstIndex(where: { $0.id == waiterID }) else { return Effects() }
+    /// Fails the waiter `waiterID` with `error`; whether it was still waiting.
+    @discardableResult
+    private func fail(waiter waiterID: Int, with error: any Error) -> Bool {
+        let effects = state.withLock { state -> Effects? in
+            guard let index = state.waiters.firstIndex(where: { $0.id == waiterID }) else { return nil }
             let waiter = state.waiters.remove(at: index)
             return Effects(resume: [(waiter.continuation, .failure(error))], cancel: waiter.timer.map { [$0] } ?? [])
         }
+        guard let effects else { return false }
         perform(effects)
+        return true
     }
 
     // MARK: Opening and closing connections
