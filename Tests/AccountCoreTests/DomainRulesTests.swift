@@ -180,7 +180,7 @@ struct RefreshRulesTests {
     }
 
     @Test(
-        "§3.3: the current token rotates; the previous one within the grace window is tolerated, after it is reuse; older or unknown generations are reuse"
+        "§3.3: the current token rotates; the previous one within the grace window is tolerated, after it is reuse; older generations are reuse; a later one (a rotation the database lost) rotates"
     )
     func generations() throws {
         #expect(try decide(5, session: session(), user: user) == .rotate)
@@ -188,7 +188,11 @@ struct RefreshRulesTests {
         #expect(try decide(4, session: session(age: 10), user: user) == .tolerate)
         #expect(try decide(4, session: session(age: 10.001), user: user) == .reuse)
         #expect(try decide(3, session: session(age: 0), user: user) == .reuse)
-        #expect(try decide(6, session: session(), user: user) == .reuse)
+        #expect(try decide(6, session: session(), user: user) == .rotate)
+        #expect(try decide(9, session: session(age: 100), user: user) == .rotate)
+        // Its MAC is what makes a later generation the server's own: one that fails it rotates nothing.
+        #expect(
+            refusal { () throws(AccountError) in try decide(6, session: session(), user: user, macValid: false) } == .invalidRefreshToken)
     }
 
     @Test("§4.17: refusals in Firebase's order, before any generation rule")

@@ -25,19 +25,21 @@ struct DatabaseRestartTests {
         try await PrivateCluster.with { cluster in try await Self.restartsUnderLoad(cluster) }
     }
 
+    /// The replicas' settings: short deadlines, a warm pool, production limits.
+    static let environment = [
+        "ACCOUNTD_REQUEST_DEADLINE_SECONDS": String(deadline),
+        "ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS": String(requestTimeout),
+        // The warm pool (minimum = maximum), the configuration that crashed.
+        "ACCOUNTD_DB_MAX_CONNECTIONS": "6",
+        // The suite's client key and admin token, so its API speaks to them.
+        "ACCOUNTD_API_KEYS": API.key, "ACCOUNTD_ADMIN_TOKENS": "ops:" + API.admin.1.dropFirst("Bearer ".count),
+        // The abuse limits stay on (their statements face the same faults); only the workers'
+        // steady sign-ups from one address would exceed the account-creation bucket.
+        "ACCOUNTD_LIMIT_ACCOUNT_CREATIONS_PER_IP": "0",
+    ]
+
     static func restartsUnderLoad(_ cluster: PrivateCluster) async throws {
         let url = try await cluster.createMigratedDatabase()
-        let environment = [
-            "ACCOUNTD_REQUEST_DEADLINE_SECONDS": String(Self.deadline),
-            "ACCOUNTD_HTTP_REQUEST_TIMEOUT_SECONDS": String(Self.requestTimeout),
-            // The warm pool (minimum = maximum), the configuration that crashed.
-            "ACCOUNTD_DB_MAX_CONNECTIONS": "6",
-            // The suite's client key and admin token, so its API speaks to them.
-            "ACCOUNTD_API_KEYS": API.key, "ACCOUNTD_ADMIN_TOKENS": "ops:" + API.admin.1.dropFirst("Bearer ".count),
-            // The abuse limits stay on (their statements face the same faults); only the workers'
-            // steady sign-ups from one address would exceed the account-creation bucket.
-            "ACCOUNTD_LIMIT_ACCOUNT_CREATIONS_PER_IP": "0",
-        ]
         let replicas = [
             try await RunningServer(database: url, environment: environment),
             try await RunningServer(database: url, environment: environment),
@@ -48,7 +50,7 @@ struct DatabaseRestartTests {
         let workers = 6
         var sessions: [Session] = []
         for worker in 0..<workers { sessions.append(try await apis[worker % 2].signUp("worker\(worker)@load.example")) }
-        let load = Load(sessions: sessions)
+        let load = DatabaseLoad(sessions: sessions)
 
         let (faults, back) = try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<workers {
@@ -145,14 +147,19 @@ struct DatabaseRestartTests {
         #expect(deadlineMisses > 0, "no request_deadline 503 counted through the outages")
 
         // Revocation reaches both replicas after the faults: each listens again.
-        let alice = try await apis[0].signUp("alice@load.example")
+        try await revocationReachesBoth(apis)
+    }
+
+    /// A session revoked through one replica is refused by both, within the revocation cache's
+    /// 5 s TTL: the notification, not the expiry, ends the cached answer.
+    static func revocationReachesBoth(_ apis: [API]) async throws {
+        let alice = try await apis[0].signUp("alice-\(UUID().uuidString.prefix(8))@load.example")
         for api in apis {
             #expect(try await api.admin("verifyIdToken", ["idToken": alice.idToken, "checkRevoked": true]).status == 200)
         }
-        #expect(try await apis[0].admin("revokeSessions", ["localId": alice.localID]).status == 200)
+        #expect(try await apis[1].admin("revokeSessions", ["localId": alice.localID]).status == 200)
         for api in apis {
             var reply = try await api.admin("verifyIdToken", ["idToken": alice.idToken, "checkRevoked": true])
-            // Within the cache's 5 s TTL: the notification, not the expiry, ends the cached answer.
             for _ in 0..<30 where reply.status == 200 {
                 try await Task.sleep(for: .milliseconds(100))
                 reply = try await api.admin("verifyIdToken", ["idToken": alice.idToken, "checkRevoked": true])
@@ -171,109 +178,37 @@ struct DatabaseRestartTests {
     }
 }
 
-/// The load: each worker cycles through a refresh of its own session, a sign-up, a sign-in and an
-/// admin lookup, alternating replicas, and records what came back.
-private final class Load: Sendable {
-    struct Report {
-        var ok = 0
-        var unavailable = 0
-        var unexpected: [String] = []
-        var acknowledged: [String] = []
-        var slowest = Duration.zero
-        /// Answers that took longer than the request deadline (and a second for the machine).
-        var late: [String] = []
-        /// When each 200 came back.
-        var successes: [ContinuousClock.Instant] = []
-    }
-
-    private let state: Mutex<(stopped: Bool, report: Report, tokens: [String])>
-    private let emails: [String]
-
-    init(sessions: [Session]) {
-        state = Mutex((false, Report(), sessions.map(\.refreshToken)))
-        emails = (0..<sessions.count).map { "worker\($0)@load.example" }
-    }
-
-    func stop() { state.withLock { $0.stopped = true } }
-    func report() -> Report { state.withLock { $0.report } }
-    func tokens() -> [String] { state.withLock { $0.tokens } }
-
-    func run(worker: Int, apis: [API], deadline: Int) async {
-        var step = 0
-        while !state.withLock({ $0.stopped }) {
-            let api = apis[(worker + step) % 2]
-            let started = ContinuousClock.now
-            let operation = step % 4
-            var signedUp: String?
-            let reply: TestHTTPClient.Reply?
-            do {
-                switch operation {
-                case 0:
-                    reply = try await api.refresh(state.withLock { $0.tokens[worker] })
-                case 1:
-                    signedUp = "w\(worker)-\(step)@load.example"
-                    reply = try await api.client("signUp", ["email": signedUp!, "password": "secret-pass", "returnSecureToken": true])
-                case 2:
-                    reply = try await api.client("signInWithPassword", ["email": emails[worker], "password": "secret-pass"])
-                default:
-                    reply = try await api.admin("lookup", ["email": [emails[worker]]])
-                }
-            } catch {
-                reply = nil
-                state.withLock { $0.report.unexpected.append("op \(operation): \(error)") }
-            }
-            let elapsed = ContinuousClock.now - started
-            state.withLock { state in
-                state.report.slowest = max(state.report.slowest, elapsed)
-                if elapsed > .seconds(deadline + 1) {
-                    state.report.late.append("op \(operation) \(reply.map { "\($0.status)" } ?? "no answer") after \(elapsed)")
-                }
-                guard let reply else { return }
-                switch reply.status {
-                case 200:
-                    state.report.ok += 1
-                    state.report.successes.append(ContinuousClock.now)
-                    if operation == 0, let token = reply.json["refresh_token"] as? String { state.tokens[worker] = token }
-                    if let signedUp { state.report.acknowledged.append(signedUp) }
-                case 503 where reply.header("Retry-After") != nil:
-                    state.report.unavailable += 1
-                default:
-                    state.report.unexpected.append(
-                        "op \(operation): \(reply.status) \(String(decoding: reply.body.prefix(200), as: UTF8.self))")
-                }
-            }
-            step += 1
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-    }
-}
-
 /// A PostgreSQL cluster of the test's own (`scripts/dev-postgres`), which the test may restart and
 /// stop without disturbing the suite's shared one.
 final class PrivateCluster: Sendable {
     let directory: String
     let port: Int
     let url: DatabaseURL
+    /// Started with PostgreSQL's durability defaults and `wal_log_hints` (`scripts/dev-postgres
+    /// start … durable`): it can stream to a standby and be rewound.
+    let durable: Bool
 
-    private init(directory: String, port: Int, url: DatabaseURL) {
+    init(directory: String, port: Int, url: DatabaseURL, durable: Bool) {
         self.directory = directory
         self.port = port
         self.url = url
+        self.durable = durable
     }
 
     static var root: URL { TestDatabase.migrationsDirectory.deletingLastPathComponent() }
     static let pgCtl = "/usr/lib/postgresql/15/bin/pg_ctl"
 
     /// Runs `body` with a new cluster, then stops and removes it.
-    static func with(_ body: (PrivateCluster) async throws -> Void) async throws {
+    static func with(durable: Bool = false, _ body: (PrivateCluster) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("accountd-restart-\(UUID().uuidString)").path
         // Below the ephemeral range: while the cluster restarts its port is free, and a port the
         // kernel hands out (the suite's servers bind port 0) must never land on it.
         let port = try RunningServer.freePort(outsideEphemeralRange: true)
         let script = root.appendingPathComponent("scripts/dev-postgres").path
-        let output = try await run(script, ["start", directory, String(port)])
+        let output = try await run(script, ["start", directory, String(port)] + (durable ? ["durable"] : []))
         let cluster = PrivateCluster(
-            directory: directory, port: port, url: try DatabaseURL(output.trimmingCharacters(in: .whitespacesAndNewlines)))
+            directory: directory, port: port, url: try DatabaseURL(output.trimmingCharacters(in: .whitespacesAndNewlines)),
+            durable: durable)
         var failure: (any Error)?
         do { try await body(cluster) } catch { failure = error }
         _ = try? await run(script, ["stop", directory])
@@ -302,13 +237,17 @@ final class PrivateCluster: Sendable {
             try await startServer()
         }
     }
-    func stopServer() async throws { _ = try await pgCtl(["-m", "fast", "-w", "-t", "60", "stop"]) }
+    /// Stops the server: `fast` (sessions ended, a shutdown checkpoint) or `immediate` (as if
+    /// the machine lost power: crash recovery at the next start).
+    func stopServer(mode: String = "fast") async throws { _ = try await pgCtl(["-m", mode, "-w", "-t", "60", "stop"]) }
     /// Starts the stopped server again, on its port and socket directory: up to three times, the
     /// failures printed (pg_ctl's own words first, then the server log's tail).
     func startServer() async throws {
         for attempt in 1...3 {
             do {
-                _ = try await Self.run(Self.root.appendingPathComponent("scripts/dev-postgres").path, ["start", directory, String(port)])
+                _ = try await Self.run(
+                    Self.root.appendingPathComponent("scripts/dev-postgres").path,
+                    ["start", directory, String(port)] + (durable ? ["durable"] : []))
                 return
             } catch  where attempt < 3 {
                 print("restart probe: starting the cluster failed (attempt \(attempt)): \(error)")
@@ -317,7 +256,7 @@ final class PrivateCluster: Sendable {
         }
     }
 
-    private func pgCtl(_ arguments: [String]) async throws -> String {
+    func pgCtl(_ arguments: [String]) async throws -> String {
         let command = [Self.pgCtl, "-D", "\(directory)/pgdata"] + arguments
         return getuid() == 0
             ? try await Self.run("/usr/sbin/runuser", ["-u", "postgres", "--"] + command)

@@ -150,6 +150,35 @@ struct SessionsAndTokensTests {
         }
     }
 
+    @Test(
+        "a database that lost rotations (a failover to an asynchronous standby): the client's later token rotates on, nothing is revoked, older ones stay reuse"
+    )
+    func lostRotations() async throws {
+        let clock = ShiftedClock()
+        let database = try await TestDatabase.createMigrated()
+        try await withServer(database: database, clock: clock) { http in
+            let api = API(http: http)
+            let alice = try await api.signUp("alice@example.com")
+            let first = try #require(try await api.refresh(alice.refreshToken).string("refresh_token"))
+            let second = try #require(try await api.refresh(first).string("refresh_token"))
+            // The promoted standby never saw the last two rotations.
+            try await TestDatabase.withClient(database) { client in
+                try await client.query("UPDATE sessions SET refresh_generation = refresh_generation - 2")
+            }
+            clock.advance(61)
+            let caughtUp = try await api.refresh(second)
+            #expect(caughtUp.status == 200, "\(String(decoding: caughtUp.body, as: UTF8.self))")
+            let next = try #require(caughtUp.string("refresh_token"))
+            #expect(next != second && next != first)
+            #expect(try await api.refresh(next).status == 200)
+            let sessions = try await api.admin("listSessions", ["localId": alice.localID, "includeRevoked": true])
+            #expect((sessions.json["sessions"] as? [[String: Any]])?.first?["revokeReason"] == nil)
+            // The rules hold from the new generation: a token two behind is reuse.
+            clock.advance(61)
+            #expect(try await api.refresh(second).errorCode == "TOKEN_EXPIRED")
+        }
+    }
+
     @Test("eight concurrent refreshes of one token all succeed with the same new token (one rotates, the rest are tolerated)")
     func concurrentRefreshes() async throws {
         try await withServer(database: try await TestDatabase.createMigrated()) { http in

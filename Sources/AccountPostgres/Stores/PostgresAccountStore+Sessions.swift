@@ -187,7 +187,7 @@ extension PostgresAccountStore {
         let generationRead = session.generation
         switch decision {
         case .rotate:
-            session.generation += 1
+            session.generation = request.generation + 1
             session.generationIssuedAt = now
         case .tolerate:
             break
