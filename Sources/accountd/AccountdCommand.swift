@@ -149,7 +149,8 @@ struct Migrate: AsyncParsableCommand {
         let (configuration, logger) = try options.resolve(migrate: true)
         do {
             try await withDatabase(configuration, logger: logger) { url in
-                let database = try ConnectionPool(url: url, pool: .onDemand(2), logger: logger)
+                // The advisory lock is a session's: behind a pooler in transaction mode, the session URL.
+                let database = try ConnectionPool(url: configuration.database.sessionURL ?? url, pool: .onDemand(2), logger: logger)
                 let migrations = try Migration.load(from: URL(fileURLWithPath: configuration.database.migrationsDirectory))
                 do {
                     let applied = try await Migrator(migrations: migrations, database: database, logger: logger).migrate()

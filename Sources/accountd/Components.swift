@@ -42,6 +42,11 @@ struct Components: Sendable {
     let hasher: Argon2idHasher
     /// The read replica's pool (``Configuration/DatabaseSettings/readURL``), opened on demand.
     let replica: ConnectionPool?
+    /// The pool of the connections that need a session of their own (the revocation listener, the
+    /// migrations): ``Configuration/DatabaseSettings/sessionURL``'s, or the main one.
+    let sessions: ConnectionPool
+    /// Whether ``sessions`` is a pool of its own, run as a service.
+    private let sessionsApart: Bool
     /// Where every part reports its figures (``MetricsEndpoint``).
     let telemetry: Telemetry
 
@@ -50,8 +55,20 @@ struct Components: Sendable {
         self.logger = logger
         self.telemetry = telemetry
         postgres = try ConnectionPool(url: databaseURL, pool: configuration.database.pool, logger: logger, telemetry: telemetry)
+        if let url = configuration.database.sessionURL {
+            // Two connections at most (the listener's, and the migrations' or its probe's), opened
+            // when asked; no figures, which would be taken for the main pool's.
+            var pool = configuration.database.pool
+            pool.minimumConnections = 0
+            pool.maximumConnections = 2
+            sessions = try ConnectionPool(url: url, pool: pool, logger: logger)
+            sessionsApart = true
+        } else {
+            sessions = postgres
+            sessionsApart = false
+        }
         migrator = Migrator(
-            migrations: try Migration.load(from: URL(fileURLWithPath: configuration.database.migrationsDirectory)), database: postgres,
+            migrations: try Migration.load(from: URL(fileURLWithPath: configuration.database.migrationsDirectory)), database: sessions,
             logger: logger)
         sealer = KeySealer(keyEncryptionKey: configuration.keys.keyEncryptionKey)
         keyRing = RS256KeyRing(
@@ -172,11 +189,12 @@ struct Components: Sendable {
     /// What runs beside the listeners: the HTTP client's and the pool's lifetimes, the revocation
     /// listener, and, once the start-up gate opens, key promotion, the sweeper and the mail outbox.
     func backgroundServices(_ configuration: Configuration, gate: StartupGate) throws -> [any Service] {
-        var services: [any Service] = [
-            HTTPClientService(client: idpClient),
-            postgres,
+        // Each pool before what uses it: the group stops services in reverse order.
+        var services: [any Service] = [HTTPClientService(client: idpClient), postgres]
+        if sessionsApart { services.append(sessions) }
+        services += [
             RevocationListener(
-                database: postgres, cache: revocations,
+                database: sessions, cache: revocations,
                 targets: [.providerConfigs: idpConfigs.cache, .signers: signers.cache, .projectConfig: projectConfigs.cache],
                 logger: logger, telemetry: telemetry),
             GatedService(gate: gate, inner: KeyPromotionService(keyRing: keyRing, logger: logger)),

@@ -237,6 +237,9 @@ extension Configuration.DatabaseSettings {
         if let raw = reader.text("ACCOUNTD_DATABASE_READ_URL") {
             do { readURL = try DatabaseURL(raw) } catch { reader.problems.append("ACCOUNTD_DATABASE_READ_URL: \(error)") }
         }
+        if let raw = reader.text("ACCOUNTD_DATABASE_SESSION_URL") {
+            do { sessionURL = try DatabaseURL(raw) } catch { reader.problems.append("ACCOUNTD_DATABASE_SESSION_URL: \(error)") }
+        }
         migrationsDirectory = input.migrationsDirectory ?? "migrations"
         dataDirectory = input.dataDirectory ?? ".accountd"
         migrateOnStart = input.migrate
@@ -259,6 +262,7 @@ extension Configuration.DatabaseSettings {
             keepAliveSeconds: keepAlive == 0 ? nil : keepAlive, waitSeconds: deadline,
             lockTimeoutSeconds: lockTimeout == 0 ? nil : lockTimeout,
             statementTimeoutSeconds: statementTimeout == 0 ? nil : statementTimeout)
+        pool.preparedStatements = reader.toggle("ACCOUNTD_DB_PREPARED_STATEMENTS", true)
     }
 }
 

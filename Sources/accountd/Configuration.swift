@@ -76,6 +76,10 @@ struct Configuration: Sendable {
         /// A read replica for the admin listings that tolerate its lag (`ACCOUNTD_DATABASE_READ_URL`):
         /// `batchGet`, `downloadAccount`, `query`. Nil: they read the primary.
         var readURL: DatabaseURL?
+        /// Where the connections that need a session of their own go (the revocation listener's
+        /// `LISTEN`, the migrations' advisory lock), when `url` is a pooler in transaction mode
+        /// (`ACCOUNTD_DATABASE_SESSION_URL`); nil: `url`.
+        var sessionURL: DatabaseURL?
         /// The connection pool (`ACCOUNTD_DB_MAX_CONNECTIONS`, `ACCOUNTD_DB_MIN_CONNECTIONS`,
         /// `ACCOUNTD_DB_KEEPALIVE_SECONDS`, `ACCOUNTD_DB_LOCK_TIMEOUT_SECONDS`,
         /// `ACCOUNTD_DB_STATEMENT_TIMEOUT_SECONDS`); its `waitSeconds` is the request deadline

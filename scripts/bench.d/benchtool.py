@@ -1031,31 +1031,47 @@ def check_wrk(path, label):
                  + open(path).read())
 
 
-def observability(work, repeats):
-    """The observability triples: median rate and p99 of lookup and refresh with metrics off,
-    metrics on, and metrics on with JSON lines (all writing their request lines at info); each
-    repeat's ratio to the metrics-off server and the median of those ratios."""
+def variants(work, repeats, prefix, title, labels):
+    """Servers compared on lookup and refresh, alternating: median rate, p99 and server CPU of
+    each; each repeat's ratio to the first (the baseline) and the median of those ratios.
+    `labels` maps each variant's file name part to its label, the baseline first."""
     out = []
+    names = list(labels)
+    base = names[0]
     for name in ("lookup", "refresh"):
-        runs = {v: [parse_wrk(f"{work}/obs-{name}-{v}.{r}.txt") for r in range(1, repeats + 1)] for v in ("off", "metrics", "json")}
-        cpu = {v: [server_cpu_us(f"{work}/obs-{name}-{v}.{r}.proc", x["requests"]) for r, x in enumerate(runs[v], 1)]
+        runs = {v: [parse_wrk(f"{work}/{prefix}-{name}-{v}.{r}.txt") for r in range(1, repeats + 1)] for v in names}
+        cpu = {v: [server_cpu_us(f"{work}/{prefix}-{name}-{v}.{r}.proc", x["requests"]) for r, x in enumerate(runs[v], 1)]
                for v in runs}
 
         def cpu_text(v):
             known = [c for c in cpu[v] if c is not None]
             return f", server CPU {median(known):.0f} µs/request" if known else ""
-        line = f"observability {name}: off {median([x['reqPerSec'] for x in runs['off']]):,.0f} req/s " \
-               f"(p99 {median([x['p99ms'] for x in runs['off']]):.2f} ms{cpu_text('off')})"
-        for v, label in (("metrics", "metrics on"), ("json", "metrics on + JSON lines")):
-            ratios = [b["reqPerSec"] / a["reqPerSec"] for a, b in zip(runs["off"], runs[v]) if a["reqPerSec"]]
-            line += f"; {label} {median([x['reqPerSec'] for x in runs[v]]):,.0f} req/s " \
-                    f"(p99 {median([x['p99ms'] for x in runs[v]]):.2f} ms{cpu_text(v)}), /off per repeat " \
+        line = f"{title} {name}: {labels[base]} {median([x['reqPerSec'] for x in runs[base]]):,.0f} req/s " \
+               f"(p99 {median([x['p99ms'] for x in runs[base]]):.2f} ms{cpu_text(base)})"
+        for v in names[1:]:
+            ratios = [b["reqPerSec"] / a["reqPerSec"] for a, b in zip(runs[base], runs[v]) if a["reqPerSec"]]
+            line += f"; {labels[v]} {median([x['reqPerSec'] for x in runs[v]]):,.0f} req/s " \
+                    f"(p99 {median([x['p99ms'] for x in runs[v]]):.2f} ms{cpu_text(v)}), /{base} per repeat " \
                     f"{', '.join(f'{x:.3f}' for x in ratios)}, median {median(ratios):.3f}"
         out.append(line)
+    return out
+
+
+def observability(work, repeats):
+    """The observability triples: metrics off, metrics on, and metrics on with JSON lines (all
+    writing their request lines at info), and the log lines each wrote."""
+    out = variants(work, repeats, "obs", "observability",
+                   {"off": "off", "metrics": "metrics on", "json": "metrics on + JSON lines"})
     for v in ("off", "metrics", "json"):
         path = f"{work}/accountd-obs-{v}.log"
         out.append(f"observability: the {v} server wrote {sum(1 for _ in open(path))} log lines")
     return "\n".join(out)
+
+
+def databases(work, repeats):
+    """How accountd reaches PostgreSQL: a single-host URL, a multi-host one, PgBouncer."""
+    return "\n".join(variants(work, repeats, "db", "databases",
+                              {"single": "single host", "multi": "multi-host", "bouncer": "PgBouncer (transaction)"}))
 
 
 def main():
@@ -1085,6 +1101,8 @@ def main():
         mfa_lines(rest[0], int(rest[1]), int(rest[2]), int(rest[3]), int(rest[4]), rest[5], rest[6])
     elif command == "observability":  # DIR REPEATS: the metrics off / on / on + JSON triples
         print(observability(rest[0], int(rest[1])))
+    elif command == "databases":  # DIR REPEATS: single-host, multi-host, PgBouncer
+        print(databases(rest[0], int(rest[1])))
     elif command == "check-wrk":
         check_wrk(rest[0], rest[1])
     elif command == "median-rate":  # median req/s of DIR/NAME.<r>.txt

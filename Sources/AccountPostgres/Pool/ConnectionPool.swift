@@ -109,7 +109,8 @@ package final class ConnectionPool: Sendable {
     ) async throws -> sending Result {
         let connection = try await lease()
         do {
-            let result = try await body(DatabaseConnection(connection, loop: executor(for: connection), timers: statementTimers))
+            let result = try await body(
+                DatabaseConnection(connection, loop: executor(for: connection), timers: statementTimers, prepares: pool.preparedStatements))
             release(connection)
             return result
         } catch {
@@ -534,7 +535,9 @@ extension ConnectionPool: Service {
         }
         for connection in idle {
             do {
-                try await DatabaseConnection(connection, loop: executor(for: connection), timers: statementTimers).query(
+                try await DatabaseConnection(
+                    connection, loop: executor(for: connection), timers: statementTimers, prepares: pool.preparedStatements
+                ).query(
                     "SELECT 1", logger: logger)
                 release(connection)
             } catch {

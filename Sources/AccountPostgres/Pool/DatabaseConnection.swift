@@ -23,11 +23,14 @@ package struct DatabaseConnection: Sendable {
     private let loop: EventLoopExecutor
     /// The pool's per-statement timers.
     private let timers: StatementTimers?
+    /// Whether ``execute(_:logger:)`` prepares its statement (``PoolSettings/preparedStatements``).
+    private let prepares: Bool
 
-    init(_ underlying: PostgresConnection, loop: EventLoopExecutor, timers: StatementTimers? = nil) {
+    init(_ underlying: PostgresConnection, loop: EventLoopExecutor, timers: StatementTimers? = nil, prepares: Bool = true) {
         self.underlying = underlying
         self.loop = loop
         self.timers = timers
+        self.prepares = prepares
     }
 
     /// Runs one statement; its rows stream from the returned sequence.
@@ -41,20 +44,29 @@ package struct DatabaseConnection: Sendable {
         }
     }
 
-    /// Runs one prepared statement (prepared on this connection at its first use).
+    /// Runs one prepared statement (prepared on this connection at its first use), or, when the
+    /// pool prepares nothing, the same statement unnamed.
     package func execute<Statement: PostgresPreparedStatement, Row>(_ statement: Statement, logger: Logger) async throws
         -> AsyncThrowingMapSequence<PostgresRowSequence, Row> where Row == Statement.Row
     {
         try await withTaskExecutorPreference(loop) {
             try checkOpen()
-            guard let timer = timers?.timer(Statement.self) else { return try await underlying.execute(statement, logger: logger) }
+            guard let timer = timers?.timer(Statement.self) else { return try await run(statement, logger: logger) }
             let started = ContinuousClock.now
             defer {
                 let (seconds, attoseconds) = (ContinuousClock.now - started).components
                 timer.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
             }
-            return try await underlying.execute(statement, logger: logger)
+            return try await run(statement, logger: logger)
         }
+    }
+
+    private func run<Statement: PostgresPreparedStatement, Row>(_ statement: Statement, logger: Logger) async throws
+        -> AsyncThrowingMapSequence<PostgresRowSequence, Row> where Row == Statement.Row
+    {
+        if prepares { return try await underlying.execute(statement, logger: logger) }
+        let rows = try await underlying.query(PostgresQuery(unsafeSQL: Statement.sql, binds: try statement.makeBindings()), logger: logger)
+        return rows.map { try statement.decodeRow($0) }
     }
 
     /// Runs `body` in a transaction: `BEGIN`, then `COMMIT`, or `ROLLBACK` when it throws (not

@@ -25,6 +25,12 @@ package struct PoolSettings: Sendable, Equatable {
     /// The longest any statement runs before PostgreSQL cancels it (57014, answered 503)
     /// (`ACCOUNTD_DB_STATEMENT_TIMEOUT_SECONDS`, default 10; `nil` for none). Migrations lift it.
     package var statementTimeoutSeconds: Int64?
+    /// Whether the hot statements are named, prepared once per connection
+    /// (`ACCOUNTD_DB_PREPARED_STATEMENTS`, default on). Off, each is sent unnamed and planned on
+    /// every run: for a pooler in transaction mode (PgBouncer before 1.21, or without
+    /// `max_prepared_statements`), which hands each transaction a different server connection
+    /// that never saw the statement prepared.
+    package var preparedStatements: Bool = true
 
     package init(
         maximumConnections: Int = 20, minimumConnections: Int? = nil, keepAliveSeconds: Int64? = nil, waitSeconds: Int64 = 5,
