@@ -8,6 +8,6 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "accountd-bench",
         abstract: "Measurements for scripts/bench (prints JSON).",
-        subcommands: [BenchPrimitives.self, BenchSQL.self, BenchIdPFixture.self]
+        subcommands: [BenchPrimitives.self, BenchSQL.self, BenchIdPFixture.self, BenchStatements.self]
     )
 }

@@ -258,6 +258,15 @@ struct DatabaseFailoverTests {
         }
         // The listeners followed the primary: a revocation now reaches both replicas.
         try await DatabaseRestartTests.revocationReachesBoth(apis)
+        // So did the outbox workers: a mail queued on the new primary (B) is attempted (its
+        // webhook answers nothing, so it stays pending with attempts counted).
+        #expect(
+            try await apis[1].client("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "worker0@load.example"]).status == 200)
+        try await waitFor("the mail queued after the failovers to be attempted") {
+            (try? await b.count(
+                "SELECT count(*)::int FROM email_outbox WHERE recipient = 'worker0@load.example' AND attempts > 0", database: "accountd"))
+                == 1
+        }
     }
 
     /// One switch-over under the running load: the standby streaming (synchronously or not), a

@@ -52,7 +52,7 @@ private func bindings(_ build: (inout PostgresBindings) throws -> Void) rethrows
 /// The prepared statements of the store (names are the type names, unique per connection). Each
 /// type holds its SQL and builds its binds from typed values, in `$n` order; the tenant is always
 /// a bind. The rows are decoded by the store's decoders (``PostgresAccountStore/decodeUser(_:)``…).
-enum Prepared {
+package enum Prepared {
     /// One user by local id.
     struct UserByLocalID: PreparedQuery {
         static let sql = "SELECT \(PostgresAccountStore.userColumns) WHERE u.tenant_id = $1 AND u.local_id = $2"
@@ -501,4 +501,43 @@ enum Prepared {
             }
         }
     }
+}
+
+extension Prepared {
+    /// Every prepared statement, by name, with its SQL: what `accountd-bench statements` prints for
+    /// the plans of docs/scaling.md (`scripts/shard-plans`).
+    package static let catalogue: [(name: String, sql: String)] = {
+        let types: [any PreparedQuery.Type] = [
+            UserByLocalID.self,
+            UserByLocalIDForUpdate.self,
+            UserByEmail.self,
+            UserByEmailForUpdate.self,
+            UserByPhoneNumber.self,
+            UserByPhoneNumberForUpdate.self,
+            UsersByLocalIDs.self,
+            UsersByEmails.self,
+            UsersByPhoneNumbers.self,
+            SessionState.self,
+            SessionAndOwner.self,
+            RefreshWrite.self,
+            LocalIDByEmail.self,
+            ActionCode.self,
+            ActionCodeForUpdate.self,
+            ActionCodeSpend.self,
+            PhoneSessionForUpdate.self,
+            MFAPending.self,
+            MFAPendingForUpdate.self,
+            TOTPSecret.self,
+            FactorGuessReserve.self,
+            TOTPSignInWrite.self,
+            MFAPendingSpend.self,
+            SessionInsertWithFacts.self,
+            PhoneSessionSpend.self,
+            UserWrite.self,
+            SessionInsert.self,
+            SignInWrite.self,
+            EmailLinkLogin.self,
+        ]
+        return types.map { (String(describing: $0), $0.sql) }
+    }()
 }
