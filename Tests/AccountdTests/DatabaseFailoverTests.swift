@@ -194,15 +194,9 @@ struct DatabaseFailoverTests {
 
     static func failoverUnderLoad(_ a: Node, _ b: Node) async throws {
         let url = try DatabaseURL("postgres://postgres@127.0.0.1:\(a.port),127.0.0.1:\(b.port)/accountd")
-        let replicas = [
-            try await RunningServer(database: url, environment: DatabaseRestartTests.environment),
-            try await RunningServer(database: url, environment: DatabaseRestartTests.environment),
-        ]
-        let apis = replicas.map { API(http: $0.http, project: RunningServer.project) }
-        let workers = 6
-        var sessions: [Session] = []
-        for worker in 0..<workers { sessions.append(try await apis[worker % 2].signUp("worker\(worker)@load.example")) }
-        let load = DatabaseLoad(sessions: sessions, toleratesRefusedRefreshes: true)
+        let (replicas, apis, load) = try await DatabaseLoad.onTwoReplicas(
+            url, environment: DatabaseRestartTests.environment, toleratesRefusedRefreshes: true)
+        let workers = DatabaseLoad.workers
 
         let rounds = try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<workers {

@@ -1,3 +1,4 @@
+import AccountPostgres
 import AccountTesting
 import Foundation
 import Synchronization
@@ -100,5 +101,25 @@ final class DatabaseLoad: Sendable {
             step += 1
             try? await Task.sleep(for: .milliseconds(20))
         }
+    }
+}
+
+extension DatabaseLoad {
+    /// How many workers the fault suites run.
+    static let workers = 6
+
+    /// Two replicas of the built server on `url` with `environment`, their APIs, and a load whose
+    /// workers have signed up (one user each, alternating replicas).
+    static func onTwoReplicas(_ url: DatabaseURL, environment: [String: String], toleratesRefusedRefreshes: Bool = false)
+        async throws -> (replicas: [RunningServer], apis: [API], load: DatabaseLoad)
+    {
+        let replicas = [
+            try await RunningServer(database: url, environment: environment),
+            try await RunningServer(database: url, environment: environment),
+        ]
+        let apis = replicas.map { API(http: $0.http, project: RunningServer.project) }
+        var sessions: [Session] = []
+        for worker in 0..<workers { sessions.append(try await apis[worker % 2].signUp("worker\(worker)@load.example")) }
+        return (replicas, apis, DatabaseLoad(sessions: sessions, toleratesRefusedRefreshes: toleratesRefusedRefreshes))
     }
 }

@@ -40,17 +40,9 @@ struct DatabaseRestartTests {
 
     static func restartsUnderLoad(_ cluster: PrivateCluster) async throws {
         let url = try await cluster.createMigratedDatabase()
-        let replicas = [
-            try await RunningServer(database: url, environment: environment),
-            try await RunningServer(database: url, environment: environment),
-        ]
-        let apis = replicas.map { API(http: $0.http, project: RunningServer.project) }
-
         // One user per worker, each refreshing its own session for the whole test.
-        let workers = 6
-        var sessions: [Session] = []
-        for worker in 0..<workers { sessions.append(try await apis[worker % 2].signUp("worker\(worker)@load.example")) }
-        let load = DatabaseLoad(sessions: sessions)
+        let (replicas, apis, load) = try await DatabaseLoad.onTwoReplicas(url, environment: environment)
+        let workers = DatabaseLoad.workers
 
         let (faults, back) = try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<workers {

@@ -47,17 +47,9 @@ struct PgBouncerTests {
         environment["ACCOUNTD_DB_STATEMENT_TIMEOUT_SECONDS"] = "0"
         environment["ACCOUNTD_DATABASE_SESSION_URL"] = direct.string
         let url = try DatabaseURL("postgres://postgres@127.0.0.1:\(bouncer.port)/accountd")
-        let replicas = [
-            try await RunningServer(database: url, environment: environment),
-            try await RunningServer(database: url, environment: environment),
-        ]
-        let apis = replicas.map { API(http: $0.http, project: RunningServer.project) }
-        let workers = 6
-        var sessions: [Session] = []
-        for worker in 0..<workers { sessions.append(try await apis[worker % 2].signUp("worker\(worker)@load.example")) }
-        let load = DatabaseLoad(sessions: sessions)
+        let (replicas, apis, load) = try await DatabaseLoad.onTwoReplicas(url, environment: environment)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for worker in 0..<workers {
+            for worker in 0..<DatabaseLoad.workers {
                 group.addTask { await load.run(worker: worker, apis: apis, deadline: DatabaseRestartTests.deadline) }
             }
             defer { load.stop() }
