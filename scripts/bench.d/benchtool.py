@@ -1032,6 +1032,11 @@ def databases(work, repeats):
                               {"single": "single host", "multi": "multi-host", "bouncer": "PgBouncer (transaction)"}))
 
 
+def ab(work, repeats):
+    """An A/B of two servers (BENCH_AB_A, BENCH_AB_B)."""
+    return "\n".join(variants(work, repeats, "ab", "A/B", {"a": "A", "b": "B"}))
+
+
 def main():
     args = sys.argv[1:]
     if not args:
@@ -1059,6 +1064,8 @@ def main():
         mfa_lines(rest[0], int(rest[1]), int(rest[2]), int(rest[3]), int(rest[4]), rest[5], rest[6])
     elif command == "observability":  # DIR REPEATS: the metrics off / on / on + JSON triples
         print(observability(rest[0], int(rest[1])))
+    elif command == "ab":  # DIR REPEATS: servers A and B
+        print(ab(rest[0], int(rest[1])))
     elif command == "databases":  # DIR REPEATS: single-host, multi-host, PgBouncer
         print(databases(rest[0], int(rest[1])))
     elif command == "check-wrk":
