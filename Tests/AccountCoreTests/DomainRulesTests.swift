@@ -190,6 +190,7 @@ struct RefreshRulesTests {
         #expect(try decide(3, session: session(age: 0), user: user) == .reuse)
         #expect(try decide(6, session: session(), user: user) == .rotate)
         #expect(try decide(9, session: session(age: 100), user: user) == .rotate)
+        #expect(try decide(.max, session: session(), user: user) == .reuse)
         // Its MAC is what makes a later generation the server's own: one that fails it rotates nothing.
         #expect(
             refusal { () throws(AccountError) in try decide(6, session: session(), user: user, macValid: false) } == .invalidRefreshToken)

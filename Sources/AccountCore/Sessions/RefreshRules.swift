@@ -19,8 +19,8 @@ package enum RefreshRules {
         // A later generation whose MAC verifies was minted here, for this session: the database has
         // lost the rotations it made (a failover to an asynchronous standby, a restore from a
         // backup). Its holder is the client that kept up; it rotates on from there, rather than
-        // every such session being revoked as reuse.
-        if presented >= session.generation { return .rotate }
+        // every such session being revoked as reuse. (The next generation must fit.)
+        if presented >= session.generation, presented < Int64.max { return .rotate }
         if presented == session.generation - 1, now.timeIntervalSince(session.generationIssuedAt) <= graceSeconds {
             return .tolerate
         }
