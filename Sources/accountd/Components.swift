@@ -45,8 +45,6 @@ struct Components: Sendable {
     /// The pool of the connections that need a session of their own (the revocation listener, the
     /// migrations): ``Configuration/DatabaseSettings/sessionURL``'s, or the main one.
     let sessions: ConnectionPool
-    /// Whether ``sessions`` is a pool of its own, run as a service.
-    private let sessionsApart: Bool
     /// Where every part reports its figures (``MetricsEndpoint``).
     let telemetry: Telemetry
 
@@ -55,18 +53,10 @@ struct Components: Sendable {
         self.logger = logger
         self.telemetry = telemetry
         postgres = try ConnectionPool(url: databaseURL, pool: configuration.database.pool, logger: logger, telemetry: telemetry)
-        if let url = configuration.database.sessionURL {
-            // Two connections at most (the listener's, and the migrations' or its probe's), opened
-            // when asked; no figures, which would be taken for the main pool's.
-            var pool = configuration.database.pool
-            pool.minimumConnections = 0
-            pool.maximumConnections = 2
-            sessions = try ConnectionPool(url: url, pool: pool, logger: logger)
-            sessionsApart = true
-        } else {
-            sessions = postgres
-            sessionsApart = false
-        }
+        // Two connections at most (the migrations', or the listener's probe), beside the listener's own.
+        sessions =
+            try configuration.database.sessionURL.map { try Self.poolBeside(configuration, url: $0, maximum: 2, logger: logger) }
+            ?? postgres
         migrator = Migrator(
             migrations: try Migration.load(from: URL(fileURLWithPath: configuration.database.migrationsDirectory)), database: sessions,
             logger: logger)
@@ -126,13 +116,7 @@ struct Components: Sendable {
                 Array(HMAC<SHA256>.authenticationCode(for: Array(message.utf8), using: flowKey))
             },
             insecureTestMode: configuration.federation.acceptUnverifiedIdPTokens)
-        // The replica's pool opens nothing until a listing asks (a replica down at start delays no
-        // one) and reports no figures: its gauges would be taken for the primary's.
-        replica = try configuration.database.readURL.map { url in
-            var pool = configuration.database.pool
-            pool.minimumConnections = 0
-            return try ConnectionPool(url: url, pool: pool, logger: logger)
-        }
+        replica = try configuration.database.readURL.map { try Self.poolBeside(configuration, url: $0, logger: logger) }
         admin = AdminService(
             accounts: accounts, environment: environment, store: store, users: store, keys: keyRing, signer: keyRing, hasher: hasher,
             listings: replica.map { PostgresAccountStore(database: $0, logger: logger) })
@@ -147,6 +131,18 @@ struct Components: Sendable {
         mfa = MFAService(
             accounts: accounts, environment: environment, store: store, phone: phone, secrets: phoneSecrets, sealer: sealer,
             hotp: HMACSHA1HOTP())
+    }
+
+    /// A pool beside the main one (the read replica's, the session URL's): it opens nothing until
+    /// asked (a server down at start delays no one) and reports no figures, which would be taken
+    /// for the main pool's.
+    private static func poolBeside(_ configuration: Configuration, url: DatabaseURL, maximum: Int? = nil, logger: Logger) throws
+        -> ConnectionPool
+    {
+        var pool = configuration.database.pool
+        pool.minimumConnections = 0
+        if let maximum { pool.maximumConnections = maximum }
+        return try ConnectionPool(url: url, pool: pool, logger: logger)
     }
 
     /// The SMS transport the configuration chose; nil for `none`.
@@ -191,7 +187,7 @@ struct Components: Sendable {
     func backgroundServices(_ configuration: Configuration, gate: StartupGate) throws -> [any Service] {
         // Each pool before what uses it: the group stops services in reverse order.
         var services: [any Service] = [HTTPClientService(client: idpClient), postgres]
-        if sessionsApart { services.append(sessions) }
+        if sessions !== postgres { services.append(sessions) }
         services += [
             RevocationListener(
                 database: sessions, cache: revocations,

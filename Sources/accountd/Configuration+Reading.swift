@@ -234,12 +234,15 @@ extension Configuration.DatabaseSettings {
         if let raw = input.databaseURL {
             do { url = try DatabaseURL(raw) } catch { reader.problems.append("\(error)") }
         }
-        if let raw = reader.text("ACCOUNTD_DATABASE_READ_URL") {
-            do { readURL = try DatabaseURL(raw) } catch { reader.problems.append("ACCOUNTD_DATABASE_READ_URL: \(error)") }
+        func optionalURL(_ name: String) -> DatabaseURL? {
+            guard let raw = reader.text(name) else { return nil }
+            do { return try DatabaseURL(raw) } catch {
+                reader.problems.append("\(name): \(error)")
+                return nil
+            }
         }
-        if let raw = reader.text("ACCOUNTD_DATABASE_SESSION_URL") {
-            do { sessionURL = try DatabaseURL(raw) } catch { reader.problems.append("ACCOUNTD_DATABASE_SESSION_URL: \(error)") }
-        }
+        readURL = optionalURL("ACCOUNTD_DATABASE_READ_URL")
+        sessionURL = optionalURL("ACCOUNTD_DATABASE_SESSION_URL")
         migrationsDirectory = input.migrationsDirectory ?? "migrations"
         dataDirectory = input.dataDirectory ?? ".accountd"
         migrateOnStart = input.migrate

@@ -80,29 +80,27 @@ struct DatabaseFailoverTests {
             : try await PrivateCluster.run(program, arguments)
     }
 
+    /// Runs `body` with a hot standby of `primary`, then stops and removes the standby.
+    static func withStandby(of primary: Node, name: String, _ body: (Node) async throws -> Void) async throws {
+        let standby = try await standby(of: primary, name: name)
+        var failure: (any Error)?
+        do { try await body(standby) } catch { failure = error }
+        _ = try? await PrivateCluster.run(
+            PrivateCluster.root.appendingPathComponent("scripts/dev-postgres").path, ["stop", standby.directory])
+        try? FileManager.default.removeItem(atPath: standby.directory)
+        if let failure { throw failure }
+    }
+
     @Test("a multi-host URL: the standby refused for writes, then promoted and found; 200 or 503 with Retry-After meanwhile")
     func followsPromotion() async throws {
-        try await PrivateCluster.with { primary in
-            _ = try await primary.createMigratedDatabase()
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("accountd-standby-\(UUID().uuidString)").path
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            if getuid() == 0 { _ = try await PrivateCluster.run("/bin/chown", ["postgres:postgres", directory]) }
-            defer { try? FileManager.default.removeItem(atPath: directory) }
-            _ = try await Self.asPostgres(
-                "\(Self.bin)/pg_basebackup",
-                [
-                    "-h", "127.0.0.1", "-p", String(primary.port), "-U", "postgres", "-D", "\(directory)/pgdata", "-R", "-X", "stream",
-                    "--checkpoint=fast",
-                ])
-            let standbyPort = try RunningServer.freePort(outsideEphemeralRange: true)
-            let script = PrivateCluster.root.appendingPathComponent("scripts/dev-postgres").path
-            _ = try await PrivateCluster.run(script, ["start", directory, String(standbyPort)])
-            var failure: (any Error)?
-            do {
-                let both = try DatabaseURL("postgres://postgres@127.0.0.1:\(primary.port),127.0.0.1:\(standbyPort)/accountd")
+        try await PrivateCluster.with { cluster in
+            _ = try await cluster.createMigratedDatabase()
+            let primary = Node(name: "primary", directory: cluster.directory, port: cluster.port)
+            try await Self.withStandby(of: primary, name: "standby") { standby in
+                let both = try DatabaseURL("postgres://postgres@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/accountd")
                 #expect(both.targetSessionAttrs == .readWrite)
                 // Listed standby first: the pool must skip it while it is read-only.
-                let standbyFirst = try DatabaseURL("postgres://postgres@127.0.0.1:\(standbyPort),127.0.0.1:\(primary.port)/accountd")
+                let standbyFirst = try DatabaseURL("postgres://postgres@127.0.0.1:\(standby.port),127.0.0.1:\(primary.port)/accountd")
                 var configuration = productionConfiguration()
                 configuration.database.pool.waitSeconds = 2
                 try await withServer(configuration, database: standbyFirst) { http in
@@ -110,15 +108,10 @@ struct DatabaseFailoverTests {
                     let alice = try await api.signUp("alice@failover.example")
                     // The standby has her once it has replayed the primary's WAL.
                     try await waitFor("the standby to replay the sign-up") {
-                        let replica = DatabaseURL(
-                            socketDirectory: "\(directory)/pgdata", port: standbyPort, username: "postgres", database: "accountd")
-                        let count = try? await TestDatabase.withClient(replica) { client in
-                            try await client.query("SELECT count(*)::int FROM users WHERE email = 'alice@failover.example'")
-                                .decode(Int.self).first ?? 0
-                        }
-                        return count == 1
+                        (try? await standby.count(
+                            "SELECT count(*)::int FROM users WHERE email = 'alice@failover.example'", database: "accountd")) == 1
                     }
-                    try await primary.stopServer()
+                    try await cluster.stopServer()
                     // No primary: every answer is 503 with Retry-After (or 200), never anything else.
                     for attempt in 0..<3 {
                         let reply = try await api.client(
@@ -128,7 +121,7 @@ struct DatabaseFailoverTests {
                         if reply.status == 503 { #expect(reply.header("Retry-After") != nil) }
                     }
                     let promoted = ContinuousClock.now
-                    _ = try await Self.asPostgres("\(Self.bin)/pg_ctl", ["-D", "\(directory)/pgdata", "-w", "-t", "60", "promote"])
+                    try await standby.promote()
                     // Service resumes on the new primary: a write, and the replicated account signs in.
                     var resumed: Duration?
                     try await waitFor("a write on the promoted standby") {
@@ -140,13 +133,67 @@ struct DatabaseFailoverTests {
                     print("failover probe: first write \(resumed.map { "\($0)" } ?? "never") after the promotion")
                     #expect(try await api.signIn("alice@failover.example").idToken.isEmpty == false)
                     #expect(try await api.refresh(alice.refreshToken).status == 200)
-                    _ = both
                 }
-            } catch {
-                failure = error
             }
-            _ = try? await PrivateCluster.run(script, ["stop", directory])
-            if let failure { throw failure }
+        }
+    }
+
+    @Test(
+        "a primary turned read-only under open connections: writes answer 503 with Retry-After (never 500), the connections that met it are replaced, writes resume once it accepts them"
+    )
+    func demotedUnderTheConnections() async throws {
+        try await PrivateCluster.with { cluster in
+            let database = try await cluster.createMigratedDatabase()
+            var configuration = productionConfiguration()
+            configuration.database.pool = PoolSettings(maximumConnections: 2, waitSeconds: 2)
+            try await withServer(configuration, database: database) { http in
+                let api = API(http: http, project: "acme-prod")
+                _ = try await api.signUp("before@demoted.example")
+                let pooled = """
+                    SELECT count(*)::int FROM pg_stat_activity
+                    WHERE datname = 'accountd' AND pid <> pg_backend_pid() AND query NOT LIKE 'LISTEN%' AND backend_start < $1
+                    """
+                let demoted = Date()
+                // As a demoted primary's sessions do: every transaction from now on is read-only,
+                // in the sessions already open too.
+                try await TestDatabase.execute("ALTER SYSTEM SET default_transaction_read_only = on", on: cluster.url)
+                try await TestDatabase.execute("SELECT pg_reload_conf()", on: cluster.url)
+                try await waitFor("the open sessions to be read-only") {
+                    (try? await TestDatabase.withClient(database) { client in
+                        try await client.query("SHOW default_transaction_read_only").decode(String.self).first
+                    }) == "on"
+                }
+                // Writes (sign-ups, and the abuse limits' own writes before them) meet 25006.
+                for attempt in 0..<4 {
+                    let reply = try await api.client(
+                        "signUp", ["email": "during\(attempt)@demoted.example", "password": "secret-pass", "returnSecureToken": true])
+                    #expect(reply.status == 503, "\(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+                    #expect(reply.header("Retry-After") != nil)
+                }
+                // Reads still answer from the read-only server.
+                #expect(try await api.admin("lookup", ["email": ["before@demoted.example"]]).status == 200)
+                // The pooled connections that met the refusal were closed: none opened before the
+                // demotion is left (the listener's own session aside).
+                let left = try await TestDatabase.withClient(database) { client in
+                    try await client.query(
+                        PostgresQuery(
+                            unsafeSQL: pooled,
+                            binds: {
+                                var binds = PostgresBindings()
+                                binds.append(demoted)
+                                return binds
+                            }())
+                    ).decode(Int.self).first ?? -1
+                }
+                #expect(left == 0, "\(left) pooled connections from before the demotion are still open")
+                try await TestDatabase.execute("ALTER SYSTEM RESET default_transaction_read_only", on: cluster.url)
+                try await TestDatabase.execute("SELECT pg_reload_conf()", on: cluster.url)
+                try await waitFor("a write once the server accepts them again") {
+                    try await api.client(
+                        "signUp", ["email": "after@demoted.example", "password": "secret-pass", "returnSecureToken": true]
+                    ).status == 200
+                }
+            }
         }
     }
 
@@ -178,17 +225,7 @@ struct DatabaseFailoverTests {
             try await a.execute("ALTER SYSTEM SET wal_keep_size = '256MB'")
             try await a.execute("ALTER SYSTEM SET wal_log_hints = on")
             try await a.execute("SELECT pg_reload_conf()")
-            let b = try await Self.standby(of: a, name: "B")
-            defer { try? FileManager.default.removeItem(atPath: b.directory) }
-            var failure: (any Error)?
-            do {
-                try await Self.failoverUnderLoad(a, b)
-            } catch {
-                failure = error
-            }
-            _ = try? await PrivateCluster.run(
-                PrivateCluster.root.appendingPathComponent("scripts/dev-postgres").path, ["stop", b.directory])
-            if let failure { throw failure }
+            try await Self.withStandby(of: a, name: "B") { b in try await Self.failoverUnderLoad(a, b) }
         }
     }
 

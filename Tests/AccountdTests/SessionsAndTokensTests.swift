@@ -179,6 +179,27 @@ struct SessionsAndTokensTests {
         }
     }
 
+    @Test("after lost rotations, four concurrent refreshes of the client's later token: all 200 with one new token, nothing revoked")
+    func lostRotationsConcurrently() async throws {
+        let database = try await TestDatabase.createMigrated()
+        try await withServer(database: database) { http in
+            let api = API(http: http)
+            let alice = try await api.signUp("alice@example.com")
+            let later = try #require(try await api.refresh(alice.refreshToken).string("refresh_token"))
+            try await TestDatabase.withClient(database) { client in
+                try await client.query("UPDATE sessions SET refresh_generation = refresh_generation - 1")
+            }
+            let replies = try await withThrowingTaskGroup(of: TestHTTPClient.Reply.self) { group in
+                for _ in 0..<4 { group.addTask { try await api.refresh(later) } }
+                return try await group.reduce(into: [TestHTTPClient.Reply]()) { $0.append($1) }
+            }
+            #expect(replies.allSatisfy { $0.status == 200 }, "\(replies.map(\.status))")
+            #expect(Set(replies.compactMap { $0.string("refresh_token") }).count == 1)
+            let sessions = try await api.admin("listSessions", ["localId": alice.localID, "includeRevoked": true])
+            #expect((sessions.json["sessions"] as? [[String: Any]])?.first?["revokeReason"] == nil)
+        }
+    }
+
     @Test("eight concurrent refreshes of one token all succeed with the same new token (one rotates, the rest are tolerated)")
     func concurrentRefreshes() async throws {
         try await withServer(database: try await TestDatabase.createMigrated()) { http in

@@ -35,6 +35,9 @@ package final class ConnectionPool: Sendable {
     package struct Unavailable: Error, CustomStringConvertible {
         /// What happened, safe to log and to show (no address, no credentials).
         package var description: String
+
+        /// A server that takes no writes: a standby, or a primary demoted by a failover.
+        package static let readOnly = Unavailable(description: "The database is read-only (a failover may be under way), retry shortly.")
     }
 
     /// The pool's shape.
@@ -208,7 +211,7 @@ package final class ConnectionPool: Sendable {
                     }
                     if readOnly {
                         try? await connection.close()
-                        failure = Unavailable(description: "The database is read-only (a failover may be under way), retry shortly.")
+                        failure = Unavailable.readOnly
                         continue
                     }
                 }

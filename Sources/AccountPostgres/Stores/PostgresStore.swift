@@ -128,7 +128,7 @@ struct PostgresStore: Sendable {
         switch state {
         case "25006":
             // A write reached a server that is read-only now: a primary demoted by a failover.
-            return AccountError(.unavailable, "The database is read-only (a failover may be under way), retry shortly.")
+            return AccountError(.unavailable, ConnectionPool.Unavailable.readOnly.description)
         case "23505":
             switch psql.serverInfo?[.constraintName] {
             case "users_email_key": return AccountError(.emailExists)
