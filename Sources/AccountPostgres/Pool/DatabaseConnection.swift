@@ -69,6 +69,17 @@ package struct DatabaseConnection: Sendable {
         return rows.map { try statement.decodeRow($0) }
     }
 
+    /// `COPY table (columns) FROM STDIN` in text format, sending `rows` (``CopyText``), started on
+    /// the connection's loop as every statement is.
+    func copy(into table: String, columns: [String], rows: ByteBuffer, logger: Logger) async throws {
+        try await withTaskExecutorPreference(loop) {
+            try checkOpen()
+            try await underlying.copyFrom(table: table, columns: columns, logger: logger) { writer in
+                try await writer.write(rows)
+            }
+        }
+    }
+
     /// Runs `body` in a transaction: `BEGIN`, then `COMMIT`, or `ROLLBACK` when it throws (not
     /// sent on a connection that has closed). The error is a ``ConnectionPool/TransactionError``.
     ///

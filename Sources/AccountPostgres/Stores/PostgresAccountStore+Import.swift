@@ -27,10 +27,11 @@ extension PostgresAccountStore: UserImportStore {
 }
 
 extension StoreTransaction {
-    /// The whole batch in four statements however large (``insertUsers(_:ifAbsent:)``, then the
-    /// audit rows), so that the round trips do not grow with the batch.
+    /// The whole batch in a few statements however large (``copyUsers(_:)``, or
+    /// ``insertUsers(_:ifAbsent:)`` for instants it cannot write, then the audit rows), so that
+    /// the round trips do not grow with the batch.
     func insertBatch(_ users: [UserRecord], now: Date) async throws {
-        try await insertUsers(users)
+        if try await !copyUsers(users) { try await insertUsers(users) }
         // The per-user audit rows `insertImported` writes, for an admin caller, in one statement.
         if case .admin(let name)? = AuditContext.actor {
             try await query(

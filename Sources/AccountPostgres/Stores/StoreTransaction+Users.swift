@@ -48,7 +48,6 @@ extension StoreTransaction {
             inserted.insert(localID)
         }
         let written = users.filter { inserted.contains($0.localID) }
-        for user in written { count(.signUps, [Telemetry.creationProvider(user)]) }
         let passwords = written.compactMap { user in
             user.password.map { credential in
                 JSONValue.object([
@@ -70,7 +69,23 @@ extension StoreTransaction {
                     AS p(local_id text, algorithm text, hash text, salt text, parameters text, updated_at float8)
                 """)
         }
-        let links = written.flatMap { user in
+        try await insertDependents(written)
+        return inserted
+    }
+
+    /// What new accounts bring beside their rows and passwords: their links and phone factors, in
+    /// a statement each, and the sign-ups counted.
+    private func insertDependents(_ users: [UserRecord]) async throws {
+        for user in users { count(.signUps, [Telemetry.creationProvider(user)]) }
+        try await insertLinks(users)
+        try await insertPhoneFactors(users.flatMap { user in user.factors.filter { $0.kind == .phone }.map { (user.localID, $0) } })
+    }
+
+    /// The federated identities of new accounts, in one statement.
+    private func insertLinks(_ users: [UserRecord]) async throws {
+        func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+        func seconds(_ value: Date?) -> JSONValue { value.map { .double($0.timeIntervalSince1970) } ?? .null }
+        let links = users.flatMap { user in
             user.federated.map { link in
                 JSONValue.object([
                     "local_id": .string(user.localID), "provider_id": .string(link.providerID), "raw_id": .string(link.rawID),
@@ -88,9 +103,63 @@ extension StoreTransaction {
                     AS f(local_id text, provider_id text, raw_id text, email text, display_name text, photo_url text, linked_at float8)
                 """)
         }
-        try await insertPhoneFactors(written.flatMap { user in user.factors.filter { $0.kind == .phone }.map { (user.localID, $0) } })
-        return inserted
     }
+
+    /// Inserts new accounts as ``insertUsers(_:)`` does, the rows and their passwords by `COPY`
+    /// (``CopyText``): the import's clean batch. A taken id, email or phone fails the `COPY` with
+    /// `23505`, as the `INSERT` would. False, with nothing sent, when an instant is outside what
+    /// ``CopyText`` writes; the caller then inserts the batch with ``insertUsers(_:ifAbsent:)``.
+    func copyUsers(_ users: [UserRecord]) async throws -> Bool {
+        guard !users.isEmpty else { return true }
+        var rows = CopyText(capacity: users.count * 256)
+        var passwords = CopyText(capacity: users.count * 192)
+        for user in users {
+            rows.text(tenant)
+            rows.text(user.localID)
+            rows.text(user.email)
+            rows.bool(user.emailVerified)
+            rows.bool(user.emailLinkSignin)
+            rows.text(user.initialEmail)
+            rows.text(user.displayName)
+            rows.text(user.photoURL)
+            rows.text(user.phoneNumber)
+            rows.bool(user.disabled)
+            rows.text(user.customAttributes)
+            rows.bool(user.customAuth)
+            rows.bool(user.anonymous)
+            guard rows.timestamp(user.createdAt), rows.timestamp(user.lastLoginAt), rows.timestamp(user.tokensValidAfter) else {
+                return false
+            }
+            rows.int(user.validSince)
+            rows.int(user.credentialVersion)
+            rows.endRow()
+            if let credential = user.password {
+                passwords.text(tenant)
+                passwords.text(user.localID)
+                passwords.text(credential.stored.algorithm)
+                passwords.bytes(credential.stored.hash)
+                passwords.bytes(credential.stored.salt)
+                passwords.text(PostgresAccountStore.parametersJSON(credential.stored.parameters))
+                guard passwords.timestamp(credential.updatedAt) else { return false }
+                passwords.endRow()
+            }
+        }
+        try await copy(into: "users", columns: Self.userColumns, rows: rows)
+        if users.contains(where: { $0.password != nil }) {
+            try await copy(
+                into: "password_credentials", columns: ["tenant_id", "local_id", "algorithm", "hash", "salt", "parameters", "updated_at"],
+                rows: passwords)
+        }
+        try await insertDependents(users)
+        return true
+    }
+
+    /// The columns a new account's row is written with, in ``copyUsers(_:)``'s order.
+    private static let userColumns = [
+        "tenant_id", "local_id", "email", "email_verified", "email_link_signin", "initial_email", "display_name", "photo_url",
+        "phone_number", "disabled", "custom_attributes", "custom_auth", "anonymous", "created_at", "last_login_at",
+        "tokens_valid_after", "valid_since", "credential_version",
+    ]
 
     /// Inserts phone second factors (an admin's or an import's: TOTP factors are only enrolled by
     /// their owner), in one statement.

@@ -28,6 +28,11 @@ struct StoreTransaction {
         try await connection.execute(statement, logger: logger)
     }
 
+    /// `COPY` of text-format rows into `table` (``CopyText``); names are the store's own, never input.
+    func copy(into table: String, columns: [String], rows: CopyText) async throws {
+        try await connection.copy(into: table, columns: columns, rows: rows.buffer, logger: logger)
+    }
+
     /// Announces `revoked` to every replica (`pg_notify`, delivered when the transaction commits)
     /// and to this one when the store call ends. Every revocation goes through here.
     func announce(_ revoked: PostgresStore.Revoked) async throws {
