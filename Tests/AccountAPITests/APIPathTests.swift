@@ -115,6 +115,17 @@ struct RPCBodyTests {
         #expect(try body.string("grantType") == "refresh_token")
         #expect(try body.string("refresh_token") == "a+b c")
     }
+
+    @Test(
+        "a form field decodes as Foundation's removingPercentEncoding did, and malformed escapes or bytes that are not UTF-8 stay as sent",
+        arguments: [
+            "plain", "a+b", "a%2Bb", "%E2%82%AC+euro", "%e2%82%ac", "100%", "%zz", "%4", "bad%FFutf8", "%00nul", "+++", "",
+            "%2", "a%2Fb%3Dc%26d", "\u{00e9}t\u{00e9}", "%C3%A9+%C3",
+        ])
+    func formField(_ encoded: String) {
+        let foundation = encoded.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? encoded
+        #expect(RPCBody.formDecode(encoded[...].utf8) == foundation)
+    }
 }
 
 @Suite("Authorization header (identity-toolkit.md §1.3)")

@@ -6,6 +6,7 @@ package import Hummingbird
 import Logging
 import NIOCore
 import NIOHTTP1
+import Synchronization
 import Tracing
 
 /// The server's one responder: resolves the path (identity-toolkit.md §1.1), applies the caller checks
@@ -369,7 +370,7 @@ package struct APIResponder: HTTPResponder {
         {
             return given
         }
-        return Hex.encode(SystemRandom().bytes(8))
+        return RequestIDs.next()
     }
 }
 
@@ -377,5 +378,20 @@ package struct APIResponder: HTTPResponder {
 struct HeaderExtractor: Extractor {
     func extract(key: String, from carrier: HTTPFields) -> String? {
         HTTPField.Name(key).flatMap { carrier[$0] }
+    }
+}
+
+/// Request ids for the log and `X-Request-Id`: this process's random prefix and a counter, 16 hex
+/// digits as before, unique per process and, by the prefix, across replicas for log searches.
+/// Not a secret (it is sent back to the caller): drawing 8 random bytes per request cost a
+/// `getrandom` call each.
+enum RequestIDs {
+    private static let prefix = Hex.encode(SystemRandom().bytes(4))
+    private static let counter = Atomic<UInt32>(0)
+
+    static func next() -> String {
+        let n = counter.wrappingAdd(1, ordering: .relaxed).newValue
+        let hex = String(n, radix: 16)
+        return prefix + String(repeating: "0", count: 8 - hex.count) + hex
     }
 }

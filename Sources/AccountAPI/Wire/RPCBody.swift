@@ -35,15 +35,50 @@ package struct RPCBody: Sendable {
     package init(form data: Data) {
         var fields: [String: JSONValue] = [:]
         let text = String(decoding: data, as: UTF8.self)
-        for pair in text.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let decode = { (s: Substring) in
-                String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s)
-            }
-            guard let name = parts.first.map(decode), !name.isEmpty else { continue }
-            fields[name] = .string(parts.count > 1 ? decode(parts[1]) : "")
+        for pair in text.utf8.split(separator: UInt8(ascii: "&")) {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = parts.first.map(Self.formDecode), !name.isEmpty else { continue }
+            fields[name] = .string(parts.count > 1 ? Self.formDecode(parts[1]) : "")
         }
         self.init(fields: fields)
+    }
+
+    /// One `application/x-www-form-urlencoded` name or value: `+` is a space and `%XX` a byte;
+    /// a malformed escape, or bytes that are not UTF-8, leave the text as it came (as Foundation's
+    /// `removingPercentEncoding` returning nil did here). Works on the bytes: Foundation's string
+    /// calls were most of a refresh's body parsing.
+    static func formDecode(_ encoded: Substring.UTF8View) -> String {
+        guard encoded.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else {
+            return String(Substring(encoded))
+        }
+        func hex(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(encoded.count)
+        var index = encoded.startIndex
+        while index != encoded.endIndex {
+            let byte = encoded[index]
+            index = encoded.index(after: index)
+            switch byte {
+            case UInt8(ascii: "+"):
+                bytes.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                guard index != encoded.endIndex, let high = hex(encoded[index]) else { return String(Substring(encoded)) }
+                index = encoded.index(after: index)
+                guard index != encoded.endIndex, let low = hex(encoded[index]) else { return String(Substring(encoded)) }
+                index = encoded.index(after: index)
+                bytes.append(high << 4 | low)
+            default:
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self) ?? String(Substring(encoded))
     }
 
     /// The value under `name` or its snake_case spelling; JSON `null` counts as absent.

@@ -7,7 +7,30 @@ package enum IPAddress {
     /// addresses), IPv6 in RFC 5952's form (lower case, the longest zero run as `::`); nil when
     /// `text` is not an address. A zone (`%eth0`) is dropped.
     package static func canonical(_ text: String) -> String? {
-        canonicalBytes(text).map(format)
+        if isCanonicalIPv4(text) { return text }
+        return canonicalBytes(text).map(format)
+    }
+
+    /// Whether `text` is already a canonical dotted quad (four decimal parts 0–255, no leading
+    /// zeros): a TCP peer's address as the socket layer writes it, on every request, so it is
+    /// recognised in one pass over its bytes rather than parsed and written again.
+    static func isCanonicalIPv4(_ text: String) -> Bool {
+        var parts = 0
+        var value = 0
+        var digits = 0
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: ".") {
+                guard digits > 0 else { return false }
+                parts += 1
+                (value, digits) = (0, 0)
+                continue
+            }
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte), !(digits == 1 && value == 0) else { return false }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            digits += 1
+            guard value <= 255 else { return false }
+        }
+        return parts == 3 && digits > 0
     }
 
     /// The canonical bytes: 4 for IPv4 and embedded IPv4, else 16.
