@@ -1,8 +1,9 @@
 -- COPY reference for the import workload (admin accounts:batchCreate, prehashed passwords).
 -- The service's import is PostgresAccountStore.importUsers(_:allowOverwrite:now:)
---   (Sources/AccountPostgres/Accounts/PostgresAccountStore+Import.swift; as of c539cba a clean
---   batch goes through insertBatch: INSERT … SELECT FROM json_to_recordset for users,
---   password_credentials and audit_events under one savepoint; importOneByOne only on conflicts),
+--   (Sources/AccountPostgres/Stores/PostgresAccountStore+Import.swift; since issue 36 a clean
+--   batch goes through insertBatch: COPY … FROM STDIN (text) for users and password_credentials
+--   (StoreTransaction.copyUsers), INSERT … SELECT FROM unnest for audit_events, under one
+--   savepoint; importOneByOne only on conflicts),
 --   reached through BatchCreateRPC (Sources/AccountAPI/Admin/BatchCreate.swift) and
 --   AdminService.importUsers (Sources/AccountCore/Admin/UserImport.swift).
 -- The reference writes the very rows the import wrote (users + password_credentials, exported

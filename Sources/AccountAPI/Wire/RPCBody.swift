@@ -51,14 +51,6 @@ package struct RPCBody: Sendable {
         guard encoded.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else {
             return String(Substring(encoded))
         }
-        func hex(_ byte: UInt8) -> UInt8? {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-            default: nil
-            }
-        }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(encoded.count)
         var index = encoded.startIndex
@@ -69,9 +61,9 @@ package struct RPCBody: Sendable {
             case UInt8(ascii: "+"):
                 bytes.append(UInt8(ascii: " "))
             case UInt8(ascii: "%"):
-                guard index != encoded.endIndex, let high = hex(encoded[index]) else { return String(Substring(encoded)) }
+                guard index != encoded.endIndex, let high = Hex.value(encoded[index]) else { return String(Substring(encoded)) }
                 index = encoded.index(after: index)
-                guard index != encoded.endIndex, let low = hex(encoded[index]) else { return String(Substring(encoded)) }
+                guard index != encoded.endIndex, let low = Hex.value(encoded[index]) else { return String(Substring(encoded)) }
                 index = encoded.index(after: index)
                 bytes.append(high << 4 | low)
             default:
