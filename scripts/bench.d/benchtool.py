@@ -575,7 +575,8 @@ def steal_percent(path):
 
 
 def server_cpu_us(path, requests):
-    """The server's CPU time per request in µs, from the two /proc/PID/stat marks in PATH."""
+    """The server's CPU time per request in µs, from the two /proc/PID/stat marks in PATH (or the
+    cluster's, from scripts/bench's pg_mark lines)."""
     try:
         marks = [[int(x) for x in line.split()] for line in open(path) if line.strip()]
     except OSError:
@@ -614,6 +615,8 @@ def report(work):
             "stealPercent": [steal_percent(os.path.join(work, f"{name}.{r}.cpu")) for r in runs],
             "serverCPUMicrosecondsPerRequest": [server_cpu_us(os.path.join(work, f"{name}.{r}.proc"), p["requests"])
                                                 for r, p in zip(runs, parsed)],
+            "postgresCPUMicrosecondsPerRequest": [server_cpu_us(os.path.join(work, f"{name}.{r}.pgproc"), p["requests"])
+                                                  for r, p in zip(runs, parsed)],
         }
         if any(p.get("codesExhausted") for p in parsed):
             entry["codesExhausted"] = sum(p.get("codesExhausted", 0) for p in parsed)
@@ -633,7 +636,10 @@ def report(work):
         parsed = [parse_pgbench(os.path.join(work, f"pg-{name}.{r}.txt")) for r in runs]
         pgbench[name] = {"tps": median(p["tps"] for p in parsed), "repeats": parsed, "mode": "prepared",
                          "script": f"scripts/bench.d/{name.split('@')[0]}.sql",
-                         "stealPercent": [steal_percent(os.path.join(work, f"pg-{name}.{r}.cpu")) for r in runs]}
+                         "stealPercent": [steal_percent(os.path.join(work, f"pg-{name}.{r}.cpu")) for r in runs],
+                         "postgresCPUMicrosecondsPerTransaction": [
+                             server_cpu_us(os.path.join(work, f"pg-{name}.{r}.pgproc"), p["transactions"] or 0)
+                             for r, p in zip(runs, parsed)]}
         extended = os.path.join(work, f"pg-{name}.extended.txt")
         if os.path.exists(extended):
             # Diagnostic, one run: -M extended re-parses and re-plans every statement, as the
@@ -945,6 +951,15 @@ def report(work):
     if cpu:
         print("server CPU per request (µs, the accountd process's utime + stime over the run / requests, per repeat): "
               + ", ".join(f"{name} " + " / ".join("—" if x is None else f"{x:,.0f}" for x in values) for name, values in cpu))
+    pg_cpu = [(name, w["postgresCPUMicrosecondsPerRequest"], pgbench.get(name, {}).get("postgresCPUMicrosecondsPerTransaction"))
+              for name, w in workloads.items() if any(x is not None for x in w.get("postgresCPUMicrosecondsPerRequest", []))]
+    if pg_cpu:
+        def values(xs):
+            return " / ".join("—" if x is None else f"{x:,.0f}" for x in xs)
+        print("PostgreSQL CPU (µs, the cluster's processes' utime + stime over the run, per repeat), serving the service per "
+              "request, and serving pgbench's reference per transaction where it has one: "
+              + ", ".join(f"{name} {values(served)}" + (f" (pgbench {values(alone)})" if alone else "")
+                          for name, served, alone in pg_cpu))
     if drivers:
         print("PostgresNIO alone (accountd-bench sql, the lookup's statement through the service's store and pool, no "
               "HTTP): " + ", ".join(f"{k} {v['queriesPerSecond']:,.0f} queries/s at {v['clientCPUMicrosecondsPerQuery']:,.0f} "
