@@ -378,9 +378,9 @@ struct ActionHandler: Sendable {
         var fields: [String: String] = [:]
         for pair in text.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            // Malformed: the text with its plus signs as spaces, as this page always read it.
             func decode(_ part: Substring) -> String {
-                let spaced = part.replacingOccurrences(of: "+", with: " ")
-                return spaced.removingPercentEncoding ?? spaced
+                RPCBody.formDecoded(part.utf8) ?? part.replacingOccurrences(of: "+", with: " ")
             }
             let name = decode(parts[0])
             if fields[name] == nil { fields[name] = parts.count > 1 ? decode(parts[1]) : "" }
