@@ -953,13 +953,21 @@ def report(work):
               + ", ".join(f"{name} " + " / ".join("—" if x is None else f"{x:,.0f}" for x in values) for name, values in cpu))
     pg_cpu = [(name, w["postgresCPUMicrosecondsPerRequest"], pgbench.get(name, {}).get("postgresCPUMicrosecondsPerTransaction"))
               for name, w in workloads.items() if any(x is not None for x in w.get("postgresCPUMicrosecondsPerRequest", []))]
+    def values(xs):
+        return " / ".join("—" if x is None else f"{x:,.0f}" for x in xs)
+
     if pg_cpu:
-        def values(xs):
-            return " / ".join("—" if x is None else f"{x:,.0f}" for x in xs)
         print("PostgreSQL CPU (µs, the cluster's processes' utime + stime over the run, per repeat), serving the service per "
               "request, and serving pgbench's reference per transaction where it has one: "
               + ", ".join(f"{name} {values(served)}" + (f" (pgbench {values(alone)})" if alone else "")
                           for name, served, alone in pg_cpu))
+    pgcost = [(label, pg_reference(f"pgcost-{setting}")) for setting, label in (
+        ("full", "full speed"), ("paced", "paced"), ("paced-4", "paced, 4 clients"),
+        ("beside-service", "paced beside the service's trivial route"), ("beside-loops", "paced beside two busy loops"))]
+    if any(reference for _, reference in pgcost):
+        print("PostgreSQL CPU per lookup statement under pgbench (µs, per repeat; pgcost: paced = at the service's lookup "
+              "rate): " + ", ".join(f"{label} {values(reference['postgresCPUMicrosecondsPerTransaction'])}"
+                                    for label, reference in pgcost if reference))
     if drivers:
         print("PostgresNIO alone (accountd-bench sql, the lookup's statement through the service's store and pool, no "
               "HTTP): " + ", ".join(f"{k} {v['queriesPerSecond']:,.0f} queries/s at {v['clientCPUMicrosecondsPerQuery']:,.0f} "
