@@ -124,7 +124,11 @@ struct RPCBodyTests {
         ])
     func formField(_ encoded: String) {
         let spaced = encoded.replacingOccurrences(of: "+", with: " ")
-        #expect(RPCBody.formDecode(encoded[...].utf8) == spaced.removingPercentEncoding ?? encoded)
+        let decoded = spaced.removingPercentEncoding ?? encoded
+        #expect(FormEncoding.decode(encoded[...].utf8) == decoded)
+        // A federated sign-in's postBody: pairs in order, one without a name skipped, one without `=` empty.
+        let pairs = FormEncoding.pairs("f=\(encoded)&=skipped&g&f%3D=\(encoded)"[...].utf8)
+        #expect(pairs.map { "\($0.name)|\($0.value)" } == ["f|\(decoded)", "g|", "f=|\(decoded)"])
         // The action handler's links keep their spaces when malformed, as they always did.
         #expect(ActionHandler.formFields("f=\(encoded)")["f"] == spaced.removingPercentEncoding ?? spaced)
     }

@@ -380,7 +380,7 @@ struct ActionHandler: Sendable {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             // Malformed: the text with its plus signs as spaces, as this page always read it.
             func decode(_ part: Substring) -> String {
-                RPCBody.formDecoded(part.utf8) ?? part.replacingOccurrences(of: "+", with: " ")
+                FormEncoding.decoded(part.utf8) ?? part.replacingOccurrences(of: "+", with: " ")
             }
             let name = decode(parts[0])
             if fields[name] == nil { fields[name] = parts.count > 1 ? decode(parts[1]) : "" }

@@ -35,48 +35,8 @@ package struct RPCBody: Sendable {
     package init(form data: Data) {
         var fields: [String: JSONValue] = [:]
         let text = String(decoding: data, as: UTF8.self)
-        for pair in text.utf8.split(separator: UInt8(ascii: "&")) {
-            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = parts.first.map(Self.formDecode), !name.isEmpty else { continue }
-            fields[name] = .string(parts.count > 1 ? Self.formDecode(parts[1]) : "")
-        }
+        for (name, value) in FormEncoding.pairs(text[...].utf8) { fields[name] = .string(value) }
         self.init(fields: fields)
-    }
-
-    /// One `application/x-www-form-urlencoded` name or value, or the text as it came when it is
-    /// malformed (as Foundation's `removingPercentEncoding` returning nil left it here).
-    static func formDecode(_ encoded: Substring.UTF8View) -> String {
-        formDecoded(encoded) ?? String(Substring(encoded))
-    }
-
-    /// One `application/x-www-form-urlencoded` name or value: `+` is a space and `%XX` a byte;
-    /// nil for a malformed escape or bytes that are not UTF-8, each caller keeping its own
-    /// fallback (the RPC body and the action handler's links). Works on the bytes: Foundation's
-    /// string calls were most of a refresh's body parsing.
-    static func formDecoded(_ encoded: Substring.UTF8View) -> String? {
-        guard encoded.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else {
-            return String(Substring(encoded))
-        }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(encoded.count)
-        var index = encoded.startIndex
-        while index != encoded.endIndex {
-            let byte = encoded[index]
-            index = encoded.index(after: index)
-            switch byte {
-            case UInt8(ascii: "+"):
-                bytes.append(UInt8(ascii: " "))
-            case UInt8(ascii: "%"):
-                guard index != encoded.endIndex, let high = Hex.value(encoded[index]) else { return nil }
-                index = encoded.index(after: index)
-                guard index != encoded.endIndex, let low = Hex.value(encoded[index]) else { return nil }
-                index = encoded.index(after: index)
-                bytes.append(high << 4 | low)
-            default:
-                bytes.append(byte)
-            }
-        }
-        return String(validating: bytes, as: UTF8.self)
     }
 
     /// The value under `name` or its snake_case spelling; JSON `null` counts as absent.

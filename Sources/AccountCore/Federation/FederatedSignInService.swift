@@ -319,13 +319,6 @@ package struct FederatedSignInService: Sendable {
 
     /// `application/x-www-form-urlencoded` pairs, in order.
     static func form(_ text: String) -> [(String, String)] {
-        text.split(separator: "&").compactMap { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            func decode(_ part: Substring) -> String {
-                String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(part)
-            }
-            guard let name = parts.first, !name.isEmpty else { return nil }
-            return (decode(name), parts.count > 1 ? decode(parts[1]) : "")
-        }
+        FormEncoding.pairs(text[...].utf8).map { ($0.name, $0.value) }
     }
 }
