@@ -489,6 +489,50 @@ package enum Prepared {
         }
     }
 
+    /// The user holding a federated identity `(providerId, rawId)`, the link locked (every
+    /// federated sign-in of a returning user starts here).
+    struct IdentityOwner: PreparedQuery {
+        static let sql = """
+            SELECT local_id FROM federated_identities WHERE tenant_id = $1 AND provider_id = $2 AND raw_id = $3 FOR UPDATE
+            """
+        let binds: PostgresBindings
+        init(tenant: String, providerID: String, rawID: String) {
+            binds = bindings {
+                $0.append(tenant); $0.append(providerID); $0.append(rawID)
+            }
+        }
+    }
+
+    /// A federated sign-in's pending token (its response's `pendingToken`), kept for an hour.
+    struct IdPPendingInsert: PreparedQuery {
+        static let sql = """
+            INSERT INTO idp_pending (token_hash, tenant_id, provider_id, assertion, created_at, expires_at)
+            VALUES ($1, $2, $3, $4::jsonb, $5, $6)
+            """
+        let binds: PostgresBindings
+        init(tokenHash: [UInt8], tenant: String, providerID: String, assertion: String, now: Date, until: Date) throws {
+            binds = try bindings {
+                try $0.append(Data(tokenHash)); $0.append(tenant); $0.append(providerID); $0.append(assertion); $0.append(now)
+                $0.append(until)
+            }
+        }
+    }
+
+    /// A nonce-bearing ID token recorded as used; a row back when it was not (or its record expired).
+    struct IdPNonceRecord: PreparedQuery {
+        static let sql = """
+            INSERT INTO idp_used_nonces (nonce_key, expires_at) VALUES ($1, $2)
+            ON CONFLICT (nonce_key) DO UPDATE SET expires_at = excluded.expires_at WHERE idp_used_nonces.expires_at <= now()
+            RETURNING 1
+            """
+        let binds: PostgresBindings
+        init(key: [UInt8], until: Date) throws {
+            binds = try bindings {
+                try $0.append(Data(key)); $0.append(until)
+            }
+        }
+    }
+
     /// An email-link sign-in proved the mailbox.
     struct EmailLinkLogin: PreparedQuery {
         static let sql = """
@@ -537,6 +581,9 @@ extension Prepared {
             SessionInsert.self,
             SignInWrite.self,
             EmailLinkLogin.self,
+            IdentityOwner.self,
+            IdPPendingInsert.self,
+            IdPNonceRecord.self,
         ]
         return types.map { (String(describing: $0), $0.sql) }
     }()

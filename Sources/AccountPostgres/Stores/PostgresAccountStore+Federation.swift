@@ -201,24 +201,18 @@ extension StoreTransaction {
 
     /// Keeps a pending token's assertion for an hour (§A.6).
     func insertPending(_ tokenHash: [UInt8], _ assertion: IdPAssertion, now: Date, until: Date) async throws {
-        try await query(
-            """
-            INSERT INTO idp_pending (token_hash, tenant_id, provider_id, assertion, created_at, expires_at)
-            VALUES (\(Data(tokenHash)), \(tenant), \(assertion.providerID), \(assertion.jsonText)::jsonb, \(now), \(until))
-            """)
+        for try await _ in try await execute(
+            try Prepared.IdPPendingInsert(
+                tokenHash: tokenHash, tenant: tenant, providerID: assertion.providerID, assertion: assertion.jsonText, now: now,
+                until: until))
+        {}
     }
 
     /// Records a nonce-bearing token as used; a second use is refused.
     func recordNonce(_ nonce: (key: [UInt8], until: Date)?) async throws {
         guard let nonce else { return }
         var fresh = false
-        for try await _ in try await query(
-            """
-            INSERT INTO idp_used_nonces (nonce_key, expires_at) VALUES (\(Data(nonce.key)), \(nonce.until))
-            ON CONFLICT (nonce_key) DO UPDATE SET expires_at = excluded.expires_at WHERE idp_used_nonces.expires_at <= now()
-            RETURNING 1
-            """)
-        {
+        for try await _ in try await execute(try Prepared.IdPNonceRecord(key: nonce.key, until: nonce.until)) {
             fresh = true
         }
         guard fresh else {
@@ -243,13 +237,10 @@ extension StoreTransaction {
 
     /// The user holding the identity `(providerId, rawId)`, locked.
     func identityOwner(_ assertion: IdPAssertion) async throws -> String? {
-        for try await localID in try await query(
-            """
-            SELECT local_id FROM federated_identities
-            WHERE tenant_id = \(tenant) AND provider_id = \(assertion.providerID) AND raw_id = \(assertion.rawID) FOR UPDATE
-            """
-        ).decode(String.self) {
-            return localID
+        for try await row in try await execute(
+            Prepared.IdentityOwner(tenant: tenant, providerID: assertion.providerID, rawID: assertion.rawID))
+        {
+            return try row.decode(String.self)
         }
         return nil
     }
