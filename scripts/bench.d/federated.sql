@@ -5,7 +5,8 @@
 --   the provider's config comes from each replica's IdPConfigCache (no statement), then PostgresAccountStore.signInFederated's
 --   transaction (Sources/AccountPostgres/Accounts/PostgresAccountStore+Federation.swift): the
 --   response's pending token (insertPending), identityOwner FOR UPDATE, the user FOR UPDATE
---   (Prepared.UserByLocalIDForUpdate), last_login_at, Prepared.SessionInsert. No nonce, flow or sign-in attributes on the bench's tokens. Keep
+--   (Prepared.UserByLocalIDForUpdate), then the last sign-in and the session in one statement
+--   (Prepared.SignInWrite, as a password sign-in writes them). No nonce, flow or sign-in attributes on the bench's tokens. Keep
 --   in step with those files.
 -- Differences that change no work: the raw id is built from a random number ('bench-idp-' || :i);
 -- the session id and pending-token hash are fresh numbers per transaction; timestamps are now().
@@ -30,10 +31,16 @@ SELECT u.local_id, u.email, u.email_verified, u.email_link_signin, u.initial_ema
              (extract(epoch FROM m.enrolled_at) * 1000000)::bigint, m.enrolled_at_text) ORDER BY m.enrolled_at, m.enrollment_id), '[]')::text
        FROM mfa_factors m WHERE m.tenant_id = u.tenant_id AND m.local_id = u.local_id)
     FROM users u LEFT JOIN password_credentials p ON p.tenant_id = u.tenant_id AND p.local_id = u.local_id
- WHERE u.tenant_id = '' AND u.local_id = :local_id FOR UPDATE OF u;
-UPDATE users SET last_login_at = now() WHERE tenant_id = '' AND local_id = :local_id;
+ WHERE u.tenant_id = '' AND u.local_id = :local_id FOR UPDATE OF u \gset
+WITH owner AS (
+    UPDATE users SET last_login_at = now()
+    WHERE tenant_id = '' AND local_id = :local_id AND NOT disabled AND valid_since = :valid_since
+        AND credential_version = :credential_version
+    RETURNING local_id
+)
 INSERT INTO sessions (session_id, local_id, created_at, auth_time, sign_in_provider, sign_in_method, user_agent, ip_address,
     generation_issued_at, refresh_salt, refresh_key_id, last_mint_at, tenant_id)
-VALUES (:sid, :local_id, now(), extract(epoch FROM now())::bigint, 'oidc.bench', 'oidc.bench', NULL, '127.0.0.1', now(),
-    substring(sha256(:sid::text::bytea) FROM 1 FOR 16), 'bench', now(), '');
+SELECT :sid, local_id, now(), extract(epoch FROM now())::bigint, 'oidc.bench', 'oidc.bench', NULL, '127.0.0.1', now(),
+    substring(sha256(:sid::text::bytea) FROM 1 FOR 16), 'bench', now(), '' FROM owner
+RETURNING true;
 COMMIT;

@@ -135,6 +135,16 @@ extension PostgresAccountStore: FederationStore {
         case .signIn(let user):
             localID = user.localID
             // A challenged user signs in at the second factor, which writes the last sign-in (§B.3).
+            if request.challenge?.pending(for: user, session: use.session) == nil, use.session.signInAttributes == nil,
+                use.session.secondFactor == nil
+            {
+                // A returning user: the last sign-in and the new session in one statement, as a
+                // password or phone sign-in writes them (the user's row is locked since the read).
+                guard let ticket = try await tx.signInWrite(use.session, as: user, now: now) else {
+                    throw AccountError(.unavailable, "The account is busy, retry shortly.")
+                }
+                return .signedIn(user.signedIn(now: now), ticket, isNewUser: false, emailRecycled: false)
+            }
             written = request.challenge?.pending(for: user, session: use.session) == nil ? user.signedIn(now: now) : user
             try await tx.writeUser(written!)
         case .needConfirmation(let user):
