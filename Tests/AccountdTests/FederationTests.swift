@@ -99,6 +99,37 @@ struct FederationTests {
         }
     }
 
+    @Test("a returning user's sign-in writes its session and last sign-in at once; disabled, it is refused and writes nothing")
+    func returningUserWrite() async throws {
+        let clock = ManualClock()
+        try await TestIssuer.with { issuer in
+            try await withServer(Self.configuration(), database: try await TestDatabase.createMigrated(), clock: clock) { http in
+                let api = API(http: http)
+                try await Self.configure(http, issuer)
+                func token() throws -> String {
+                    try issuer.token(sub: "r-1", audience: "client-1", email: "r@example.com", emailVerified: true, issuedAt: clock.now())
+                }
+                let first = Session(try await Self.signIn(api, "oidc.test", idToken: try token()))
+                clock.advance(60)
+                let again = try await Self.signIn(api, "oidc.test", idToken: try token())
+                #expect(again.status == 200 && again.string("localId") == first.localID)
+                #expect(try await api.refresh(Session(again).refreshToken).status == 200)
+                let user = try await Self.lookup(api, first.localID)
+                #expect(user?["lastLoginAt"] as? String == String(Int64(clock.now().timeIntervalSince1970 * 1000)))
+                func sessions() async throws -> Int {
+                    let listed = try await api.admin("listSessions", ["localId": first.localID, "includeRevoked": true])
+                    return (listed.json["sessions"] as? [[String: Any]])?.count ?? -1
+                }
+                #expect(try await sessions() == 2)
+
+                #expect(try await api.admin("update", ["localId": first.localID, "disableUser": true]).status == 200)
+                #expect(try await Self.signIn(api, "oidc.test", idToken: try token()).errorCode == "USER_DISABLED")
+                #expect(try await sessions() == 2, "a refused sign-in starts no session")
+                #expect(try await Self.lookup(api, first.localID)?["lastLoginAt"] as? String == user?["lastLoginAt"] as? String)
+            }
+        }
+    }
+
     @Test(
         "A3–A5, A7, B7: audience, signature, parse, time and credential refusals in the reference's words; a rotated key is refetched once")
     func tokenRefusals() async throws {
