@@ -121,10 +121,18 @@ struct FederationTests {
                     return (listed.json["sessions"] as? [[String: Any]])?.count ?? -1
                 }
                 #expect(try await sessions() == 2)
+                // Concurrent sign-ins of the one user queue on its identity's lock: each its own session.
+                let idToken = try token()
+                let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<6 { group.addTask { try await Self.signIn(api, "oidc.test", idToken: idToken).status } }
+                    return try await group.reduce(into: [Int]()) { $0.append($1) }
+                }
+                #expect(statuses == Array(repeating: 200, count: 6))
+                #expect(try await sessions() == 8)
 
                 #expect(try await api.admin("update", ["localId": first.localID, "disableUser": true]).status == 200)
                 #expect(try await Self.signIn(api, "oidc.test", idToken: try token()).errorCode == "USER_DISABLED")
-                #expect(try await sessions() == 2, "a refused sign-in starts no session")
+                #expect(try await sessions() == 8, "a refused sign-in starts no session")
                 #expect(try await Self.lookup(api, first.localID)?["lastLoginAt"] as? String == user?["lastLoginAt"] as? String)
             }
         }

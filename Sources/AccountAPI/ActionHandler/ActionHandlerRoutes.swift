@@ -376,15 +376,9 @@ struct ActionHandler: Sendable {
     /// Decodes `application/x-www-form-urlencoded` (also query strings); the first value of a name wins.
     static func formFields(_ text: String) -> [String: String] {
         var fields: [String: String] = [:]
-        for pair in text.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            // Malformed: the text with its plus signs as spaces, as this page always read it.
-            func decode(_ part: Substring) -> String {
-                FormEncoding.decoded(part.utf8) ?? part.replacingOccurrences(of: "+", with: " ")
-            }
-            let name = decode(parts[0])
-            if fields[name] == nil { fields[name] = parts.count > 1 ? decode(parts[1]) : "" }
-        }
+        // Malformed: the text with its plus signs as spaces, as this page always read it.
+        let pairs = FormEncoding.pairs(text[...].utf8) { Substring($0).replacingOccurrences(of: "+", with: " ") }
+        for (name, value) in pairs where fields[name] == nil { fields[name] = value }
         return fields
     }
 

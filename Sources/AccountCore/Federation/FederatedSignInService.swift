@@ -308,17 +308,12 @@ package struct FederatedSignInService: Sendable {
     static func parameters(requestURI: URLComponents, postBody: String?) -> ([String: String], String) {
         var parameters: [String: String] = [:]
         for item in requestURI.queryItems ?? [] { parameters[item.name] = item.value ?? "" }
-        for (name, value) in form(postBody ?? "") { parameters[name] = value }
-        for (name, value) in form(requestURI.fragment ?? "") { parameters[name] = value }
+        for (name, value) in FormEncoding.pairs((postBody ?? "")[...].utf8) { parameters[name] = value }
+        for (name, value) in FormEncoding.pairs((requestURI.fragment ?? "")[...].utf8) { parameters[name] = value }
         var withoutFragment = requestURI
         withoutFragment.fragment = nil
         var normalized = withoutFragment.string ?? ""
         if let postBody, !postBody.isEmpty { normalized += (normalized.contains("?") ? "&" : "?") + postBody }
         return (parameters, normalized)
-    }
-
-    /// `application/x-www-form-urlencoded` pairs, in order.
-    static func form(_ text: String) -> [(String, String)] {
-        FormEncoding.pairs(text[...].utf8).map { ($0.name, $0.value) }
     }
 }

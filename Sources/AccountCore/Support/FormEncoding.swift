@@ -3,10 +3,14 @@
 /// 5% of a federated sign-in's CPU (its `postBody`).
 package enum FormEncoding {
     /// The pairs of `text`, in order; a pair without a name is skipped, a name without `=` has
-    /// the value `""`, and a malformed part stays as it came.
-    package static func pairs(_ text: Substring.UTF8View) -> [(name: String, value: String)] {
+    /// the value `""`, and a malformed part is what `malformed` makes of it (by default, the text
+    /// as it came).
+    package static func pairs(
+        _ text: Substring.UTF8View, malformed: (Substring.UTF8View) -> String = { String(Substring($0)) }
+    ) -> [(name: String, value: String)] {
         text.split(separator: UInt8(ascii: "&")).compactMap { pair in
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ part: Substring.UTF8View) -> String { decoded(part) ?? malformed(part) }
             guard let name = parts.first.map(decode), !name.isEmpty else { return nil }
             return (name, parts.count > 1 ? decode(parts[1]) : "")
         }

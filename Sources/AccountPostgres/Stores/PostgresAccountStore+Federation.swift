@@ -135,9 +135,8 @@ extension PostgresAccountStore: FederationStore {
         case .signIn(let user):
             localID = user.localID
             // A challenged user signs in at the second factor, which writes the last sign-in (§B.3).
-            if request.challenge?.pending(for: user, session: use.session) == nil, use.session.signInAttributes == nil,
-                use.session.secondFactor == nil
-            {
+            let challenged = request.challenge?.pending(for: user, session: use.session) != nil
+            if !challenged, use.session.signInAttributes == nil, use.session.secondFactor == nil {
                 // A returning user: the last sign-in and the new session in one statement, as a
                 // password or phone sign-in writes them (the user's row is locked since the read).
                 guard let ticket = try await tx.signInWrite(use.session, as: user, now: now) else {
@@ -145,7 +144,7 @@ extension PostgresAccountStore: FederationStore {
                 }
                 return .signedIn(user.signedIn(now: now), ticket, isNewUser: false, emailRecycled: false)
             }
-            written = request.challenge?.pending(for: user, session: use.session) == nil ? user.signedIn(now: now) : user
+            written = challenged ? user : user.signedIn(now: now)
             try await tx.writeUser(written!)
         case .needConfirmation(let user):
             throw NeedsConfirmation(user: user)
